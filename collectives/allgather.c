@@ -1,0 +1,20 @@
+/* all-gather: every rank ends with all ranks' blocks, in rank order.
+ * The size is the gathered (receive) buffer; busbw factor (n-1)/n. */
+#include "common.h"
+
+static void counts(uint64_t bytes, size_t esize, int nranks, int rank, dl_counts_t *o)
+{
+    size_t per = dl_per_rank(bytes, esize, nranks);
+    *o = (dl_counts_t){.send_count = per, .recv_count = per * nranks, .param_count = per,
+                       .bytes = per * nranks * esize, .inplace_send_offset = per * rank};
+}
+
+static int expected(dl_dtype_t dt, dl_op_t op, int rank, int nranks, int root,
+                    const dl_counts_t *cnt, size_t i, double *v)
+{
+    (void)rank; (void)nranks; (void)root;
+    *v = dl_pattern(dt, 0, op, (int)(i / cnt->send_count), i % cnt->send_count);
+    return 1;
+}
+
+const dl_coll_t dl_coll_allgather = {"allgather", DL_COLL_ALLGATHER, 0, 0, dl_factor_nm1_n, counts, expected};

@@ -1,0 +1,75 @@
+/* The list of collectives, and host fill/check shared by host-buffer backends. */
+#include "collectives.h"
+
+#include <string.h>
+
+extern const dl_coll_t dl_coll_allreduce, dl_coll_allgather, dl_coll_broadcast,
+    dl_coll_reducescatter, dl_coll_alltoall, dl_coll_sendrecv, dl_coll_reduce;
+
+const dl_coll_t *const dl_colls[DL_COLL_COUNT] = {
+    [DL_COLL_ALLREDUCE] = &dl_coll_allreduce,   [DL_COLL_ALLGATHER] = &dl_coll_allgather,
+    [DL_COLL_BROADCAST] = &dl_coll_broadcast,   [DL_COLL_REDUCESCATTER] = &dl_coll_reducescatter,
+    [DL_COLL_ALLTOALL] = &dl_coll_alltoall,     [DL_COLL_SENDRECV] = &dl_coll_sendrecv,
+    [DL_COLL_REDUCE] = &dl_coll_reduce,
+};
+
+const char *const dl_coll_names[DL_COLL_COUNT] = {
+    "allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
+};
+
+const dl_coll_t *dl_coll_find(const char *name)
+{
+    for (int i = 0; i < DL_COLL_COUNT; i++)
+        if (strcmp(dl_colls[i]->name, name) == 0)
+            return dl_colls[i];
+    return NULL;
+}
+
+size_t dl_counts_buffer_elems(const dl_counts_t *cnt, dl_place_t place, int recv)
+{
+    if (place == DL_PLACE_IN)
+        return recv ? (cnt->send_count > cnt->recv_count ? cnt->send_count : cnt->recv_count) : 0;
+    return recv ? cnt->recv_count : cnt->send_count;
+}
+
+void dl_fill_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
+                  const dl_counts_t *cnt, dl_place_t place, void *sendbuf, void *recvbuf)
+{
+    size_t es = dl_dtype_size(dt);
+    /* Poison the receive region so an element nothing wrote is counted wrong. */
+    memset(recvbuf, 0xA5, dl_counts_buffer_elems(cnt, place, 1) * es);
+    char *dst = place == DL_PLACE_IN ? (char *)recvbuf + cnt->inplace_send_offset * es
+                                     : (char *)sendbuf;
+    for (size_t i = 0; i < cnt->send_count; i++)
+        dl_value_store(dt, dst, i, dl_pattern(dt, c->has_op, op, rank, i));
+}
+
+uint64_t dl_check_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
+                       int nranks, int root, const dl_counts_t *cnt, dl_place_t place,
+                       const void *recvbuf)
+{
+    if (place == DL_PLACE_IN)
+        recvbuf = (const char *)recvbuf + cnt->inplace_recv_offset * dl_dtype_size(dt);
+    uint64_t wrong = 0;
+    double want;
+    /* Reductions repeat with period DL_PATTERN_PERIOD in the global index:
+     * fold over the ranks once per residue, not once per element. */
+    double table[DL_PATTERN_PERIOD];
+    int tabled = c->has_op;
+    size_t base = c->id == DL_COLL_REDUCESCATTER ? (size_t)rank * cnt->recv_count : 0;
+    if (tabled)
+        for (size_t k = 0; k < DL_PATTERN_PERIOD; k++)
+            table[k] = dl_pattern_reduced(dt, op, nranks, k);
+    for (size_t i = 0; i < cnt->recv_count; i++) {
+        if (tabled) {
+            if (c->id == DL_COLL_REDUCE && rank != root)
+                return 0;
+            want = table[(base + i) % DL_PATTERN_PERIOD];
+        } else if (!c->expected(dt, op, rank, nranks, root, cnt, i, &want)) {
+            continue;
+        }
+        if (!dl_value_matches(dt, op, nranks, dl_value_load(dt, recvbuf, i), want))
+            wrong++;
+    }
+    return wrong;
+}

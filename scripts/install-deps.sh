@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs what dlcomm needs to build and test on Debian 12 (as root, or with sudo).
+# CUDA and NCCL are optional: the NCCL backend is built when their headers are found.
+set -eu
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+pkgs="build-essential cmake pkg-config openmpi-bin libopenmpi-dev libcjson-dev libhwloc-dev
+      libcmocka-dev gnuplot-nox python3 iproute2"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi

@@ -1,0 +1,314 @@
+/* The mpi backend: the supervisors themselves, host buffers, MPI
+ * collectives, MPI_Wtime. float16, bfloat16 and fp8 have no MPI type: they
+ * travel as opaque contiguous types reduced by user ops (so their speed is
+ * that of a user op, not of the library's tuned path). avg is sum then a
+ * division of the result, as an MPI program would write it. */
+#include "backends.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, nranks;
+    void *send, *recv;
+    size_t cap; /* bytes of each buffer */
+    MPI_Datatype half_type[DL_DT_COUNT];
+    MPI_Op user_op[DL_OP_COUNT];
+    dl_inject_kind_t inject;
+    double slow;
+    const char *profile;
+} mpi_ctx_t;
+
+/* The user op sees only the MPI type; these remember which dl type it is. */
+static MPI_Datatype g_half_types[DL_DT_COUNT];
+
+static dl_dtype_t half_dtype_of(MPI_Datatype t)
+{
+    for (int d = 0; d < DL_DT_COUNT; d++)
+        if (g_half_types[d] != MPI_DATATYPE_NULL && g_half_types[d] == t)
+            return (dl_dtype_t)d;
+    return DL_DT_COUNT;
+}
+
+static void reduce_elems(dl_op_t op, void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    dl_dtype_t dt = half_dtype_of(*t);
+    if (dt == DL_DT_COUNT)
+        return;
+    for (int i = 0; i < *len; i++) {
+        double a = dl_value_load(dt, in, (size_t)i), b = dl_value_load(dt, inout, (size_t)i), r;
+        switch (op) {
+        case DL_OP_PROD: r = a * b; break;
+        case DL_OP_MIN: r = a < b ? a : b; break;
+        case DL_OP_MAX: r = a > b ? a : b; break;
+        default: r = a + b; break;
+        }
+        dl_value_store(dt, inout, (size_t)i, r);
+    }
+}
+static void op_sum(void *in, void *io, int *n, MPI_Datatype *t) { reduce_elems(DL_OP_SUM, in, io, n, t); }
+static void op_prod(void *in, void *io, int *n, MPI_Datatype *t) { reduce_elems(DL_OP_PROD, in, io, n, t); }
+static void op_min(void *in, void *io, int *n, MPI_Datatype *t) { reduce_elems(DL_OP_MIN, in, io, n, t); }
+static void op_max(void *in, void *io, int *n, MPI_Datatype *t) { reduce_elems(DL_OP_MAX, in, io, n, t); }
+
+static MPI_Datatype mpi_type(const mpi_ctx_t *m, dl_dtype_t dt)
+{
+    switch (dt) {
+    case DL_DT_FLOAT32: return MPI_FLOAT;
+    case DL_DT_FLOAT64: return MPI_DOUBLE;
+    case DL_DT_INT32: return MPI_INT32_T;
+    case DL_DT_INT8: return MPI_INT8_T;
+    case DL_DT_UINT8: return MPI_UINT8_T;
+    case DL_DT_INT64: return MPI_INT64_T;
+    case DL_DT_UINT32: return MPI_UINT32_T;
+    case DL_DT_UINT64: return MPI_UINT64_T;
+    default: return m->half_type[dt];
+    }
+}
+
+static MPI_Op mpi_op(const mpi_ctx_t *m, dl_dtype_t dt, dl_op_t op)
+{
+    if (m->half_type[dt] != MPI_DATATYPE_NULL)
+        return m->user_op[op == DL_OP_AVG ? DL_OP_SUM : op];
+    switch (op) {
+    case DL_OP_PROD: return MPI_PROD;
+    case DL_OP_MIN: return MPI_MIN;
+    case DL_OP_MAX: return MPI_MAX;
+    default: return MPI_SUM;
+    }
+}
+
+static dl_status_t mpi_probe(char *why, size_t len)
+{
+    (void)why; (void)len;
+    return DL_OK; /* the supervisors are MPI ranks: always here */
+}
+
+static dl_status_t mpi_init(const dl_backend_cfg_t *cfg, void **out)
+{
+    mpi_ctx_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return DL_ERR_NOMEM;
+    if (MPI_Comm_dup(*(MPI_Comm *)cfg->comm, &m->comm) != MPI_SUCCESS) {
+        free(m);
+        return DL_ERR_COMM;
+    }
+    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    m->rank = cfg->rank;
+    m->nranks = cfg->nranks;
+    m->profile = cfg->profile_name;
+    for (int d = 0; d < DL_DT_COUNT; d++) {
+        m->half_type[d] = MPI_DATATYPE_NULL;
+        if (d == DL_DT_FLOAT16 || d == DL_DT_BFLOAT16 || d == DL_DT_FP8E4M3 || d == DL_DT_FP8E5M2) {
+            MPI_Type_contiguous((int)dl_dtype_size((dl_dtype_t)d), MPI_BYTE, &m->half_type[d]);
+            MPI_Type_commit(&m->half_type[d]);
+        }
+        g_half_types[d] = m->half_type[d];
+    }
+    MPI_User_function *fns[DL_OP_COUNT] = {op_sum, op_prod, op_min, op_max, op_sum};
+    for (int o = 0; o < DL_OP_COUNT; o++)
+        MPI_Op_create(fns[o], 1, &m->user_op[o]);
+    dl_inject_t inj;
+    if (dl_inject_parse(getenv("DLCOMM_INJECT"), &inj) != DL_OK) {
+        free(m);
+        return DL_ERR_USAGE;
+    }
+    m->inject = dl_inject_active(&inj, m->rank, m->profile);
+    m->slow = inj.factor;
+    *out = m;
+    return DL_OK;
+}
+
+static dl_status_t ensure(mpi_ctx_t *m, size_t bytes)
+{
+    if (bytes <= m->cap)
+        return DL_OK;
+    free(m->send);
+    free(m->recv);
+    m->send = malloc(bytes);
+    m->recv = malloc(bytes);
+    m->cap = bytes;
+    if (!m->send || !m->recv) {
+        dl_err("rank %d: cannot allocate 2 x %zu bytes of host buffers", m->rank, bytes);
+        free(m->send);
+        free(m->recv);
+        m->send = m->recv = NULL;
+        m->cap = 0;
+        return DL_ERR_NOMEM;
+    }
+    return DL_OK;
+}
+
+static dl_status_t mpi_prepare(void *ctx, const dl_case_t *c)
+{
+    mpi_ctx_t *m = ctx;
+    size_t es = dl_dtype_size(c->dtype);
+    size_t need = dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1);
+    dl_status_t st = ensure(m, need * es);
+    if (st == DL_OK)
+        dl_fill_host(c->coll, c->dtype, c->op, m->rank, &c->counts, c->place,
+                     c->place == DL_PLACE_IN ? m->recv : m->send, m->recv);
+    return st;
+}
+
+static void divide(void *buf, dl_dtype_t dt, size_t n, int by)
+{
+    for (size_t i = 0; i < n; i++)
+        dl_value_store(dt, buf, i, dl_value_load(dt, buf, i) / by);
+}
+
+/* One call of the case's collective. */
+static int call_once(mpi_ctx_t *m, const dl_case_t *c)
+{
+    const dl_counts_t *k = &c->counts;
+    int in = c->place == DL_PLACE_IN;
+    size_t es = dl_dtype_size(c->dtype);
+    void *sb = in ? MPI_IN_PLACE : m->send, *rb = m->recv;
+    MPI_Datatype t = mpi_type(m, c->dtype);
+    MPI_Op op = mpi_op(m, c->dtype, c->op);
+    int n = (int)k->param_count, rc;
+    switch (c->coll->id) {
+    case DL_COLL_ALLREDUCE:
+        rc = MPI_Allreduce(sb, rb, n, t, op, m->comm);
+        if (rc == MPI_SUCCESS && c->op == DL_OP_AVG)
+            divide(rb, c->dtype, k->recv_count, m->nranks);
+        return rc;
+    case DL_COLL_REDUCE:
+        if (in && m->rank != c->root)
+            sb = m->recv; /* MPI_IN_PLACE is for the root only */
+        rc = MPI_Reduce(sb, rb, n, t, op, c->root, m->comm);
+        if (rc == MPI_SUCCESS && c->op == DL_OP_AVG && m->rank == c->root)
+            divide(rb, c->dtype, k->recv_count, m->nranks);
+        return rc;
+    case DL_COLL_REDUCESCATTER:
+        /* MPI's in-place form reads the whole buffer and writes block 0;
+         * dlcomm's (NCCL's) wants block `rank`: move it there. */
+        rc = MPI_Reduce_scatter_block(sb, rb, n, t, op, m->comm);
+        if (rc == MPI_SUCCESS && in && k->inplace_recv_offset)
+            memmove((char *)m->recv + k->inplace_recv_offset * es, m->recv, k->recv_count * es);
+        if (rc == MPI_SUCCESS && c->op == DL_OP_AVG)
+            divide((char *)m->recv + (in ? k->inplace_recv_offset * es : 0), c->dtype,
+                   k->recv_count, m->nranks);
+        return rc;
+    case DL_COLL_ALLGATHER:
+        return MPI_Allgather(sb, n, t, rb, n, t, m->comm);
+    case DL_COLL_ALLTOALL:
+        return MPI_Alltoall(sb, n, t, rb, n, t, m->comm);
+    case DL_COLL_BROADCAST:
+        if (in || m->rank != c->root)
+            return MPI_Bcast(rb, n, t, c->root, m->comm);
+        rc = MPI_Bcast(m->send, n, t, c->root, m->comm);
+        memcpy(rb, m->send, k->recv_count * es); /* out-of-place: the root's copy */
+        return rc;
+    case DL_COLL_SENDRECV: {
+        int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
+        if (in)
+            return MPI_Sendrecv_replace(rb, n, t, to, 0, from, 0, m->comm, MPI_STATUS_IGNORE);
+        return MPI_Sendrecv(m->send, n, t, to, 0, rb, n, t, from, 0, m->comm, MPI_STATUS_IGNORE);
+    }
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+static dl_status_t report(mpi_ctx_t *m, const dl_case_t *c, int rc)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    dl_err("rank %d: MPI %s failed: %s", m->rank, c->coll->name, msg);
+    return DL_ERR_COMM;
+}
+
+static dl_status_t mpi_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
+{
+    mpi_ctx_t *m = ctx;
+    if (m->inject == DL_INJECT_HANG)
+        for (;;)
+            pause();
+    if (m->inject == DL_INJECT_ERROR) {
+        dl_err("rank %d: injected error in %s", m->rank, c->coll->name);
+        return DL_ERR_COMM;
+    }
+    double start = MPI_Wtime();
+    if (times) {
+        for (int i = 0; i < iters; i++) {
+            double t0 = MPI_Wtime();
+            int rc = call_once(m, c);
+            times[i] = MPI_Wtime() - t0;
+            if (rc != MPI_SUCCESS)
+                return report(m, c, rc);
+        }
+    } else {
+        for (int i = 0; i < iters; i++) {
+            int rc = call_once(m, c);
+            if (rc != MPI_SUCCESS)
+                return report(m, c, rc);
+        }
+    }
+    *total = MPI_Wtime() - start;
+    if (m->inject == DL_INJECT_SLOW) { /* a slow rank, as a throttled link would be */
+        double extra = *total * (m->slow - 1);
+        if (extra > 0) {
+            double until = MPI_Wtime() + extra;
+            while (MPI_Wtime() < until)
+                ;
+        }
+        if (times)
+            for (int i = 0; i < iters; i++)
+                times[i] *= m->slow;
+        *total *= m->slow;
+    }
+    return DL_OK;
+}
+
+static dl_status_t mpi_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
+{
+    mpi_ctx_t *m = ctx;
+    dl_status_t st = mpi_prepare(ctx, c);
+    if (st != DL_OK)
+        return st;
+    int rc = call_once(m, c);
+    if (rc != MPI_SUCCESS)
+        return report(m, c, rc);
+    if (m->inject == DL_INJECT_CORRUPT)
+        dl_value_store(c->dtype, (char *)m->recv + (c->place == DL_PLACE_IN ?
+                       c->counts.inplace_recv_offset * dl_dtype_size(c->dtype) : 0), 0, 99.0);
+    *wrong = dl_check_host(c->coll, c->dtype, c->op, m->rank, m->nranks, c->root, &c->counts,
+                           c->place, m->recv);
+    return DL_OK;
+}
+
+static void mpi_fini(void *ctx)
+{
+    mpi_ctx_t *m = ctx;
+    if (!m)
+        return;
+    for (int d = 0; d < DL_DT_COUNT; d++) {
+        if (m->half_type[d] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&m->half_type[d]);
+        g_half_types[d] = MPI_DATATYPE_NULL;
+    }
+    for (int o = 0; o < DL_OP_COUNT; o++)
+        MPI_Op_free(&m->user_op[o]);
+    MPI_Comm_free(&m->comm);
+    free(m->send);
+    free(m->recv);
+    free(m);
+}
+
+const dl_backend_ops_t dl_backend_mpi = {
+    .name = "mpi",
+    .abi = DL_BACKEND_ABI,
+    .modelled = 0,
+    .probe = mpi_probe,
+    .init = mpi_init,
+    .prepare = mpi_prepare,
+    .run = mpi_run,
+    .check = mpi_check,
+    .fini = mpi_fini,
+    .describe = NULL,
+};

@@ -1,0 +1,365 @@
+/* dlcomm sweep: collectives x dtypes x ops x sizes (x profiles), measured,
+ * printed as tables, written as run.json and run.csv. */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/backends.h"
+#include "commands.h"
+#include "measure/measure.h"
+#include "results/results.h"
+#include "sys/sys.h"
+
+typedef struct {
+    const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
+    uint64_t minbytes, maxbytes;
+    double factor, ci_target, budget, timeout;
+    long root, warmup, iters, min_iters, max_iters;
+    int check, quiet;
+} sweep_opts_t;
+
+static const char *positive(const void *f) { return *(const double *)f > 0 ? NULL : "must be > 0"; }
+static const char *nonneg_long(const void *f) { return *(const long *)f >= 0 ? NULL : "must be >= 0"; }
+static const char *pos_long(const void *f) { return *(const long *)f > 0 ? NULL : "must be > 0"; }
+static const char *fraction(const void *f)
+{
+    double v = *(const double *)f;
+    return v > 0 && v < 1 ? NULL : "must be between 0 and 1 (e.g. 0.01 for 1%)";
+}
+
+#define O(f) offsetof(sweep_opts_t, f)
+static const dl_opt_t sweep_opts[] = {
+    {"collectives", 'c', DL_OPT_STR, "allreduce,allgather,broadcast", "LIST",
+     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce or all", O(colls), NULL},
+    {"minbytes", 'b', DL_OPT_SIZE, "8", "SIZE", "smallest size (K/M/G suffixes)", O(minbytes), NULL},
+    {"maxbytes", 'e', DL_OPT_SIZE, "128M", "SIZE", "largest size", O(maxbytes), NULL},
+    {"stepfactor", 'f', DL_OPT_DOUBLE, "2", "F", "multiply the size by F (> 1)", O(factor), NULL},
+    {"stepbytes", 'i', DL_OPT_STR, NULL, "SIZE", "add SIZE instead of multiplying", O(stepbytes), NULL},
+    {"datatype", 'd', DL_OPT_STR, "float32", "LIST",
+     "float32,float16,bfloat16,float64,int32,int8 (nccl: also uint8,int64,uint32,uint64,fp8e4m3,fp8e5m2) or all",
+     O(dtypes), NULL},
+    {"op", 'o', DL_OPT_STR, "sum", "LIST", "sum,prod,min,max,avg or all", O(ops), NULL},
+    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast and reduce", O(root), nonneg_long},
+    {"placement", 0, DL_OPT_STR, "both", "WHERE", "out (out-of-place), in (in-place) or both",
+     O(placement), NULL},
+    {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), nonneg_long},
+    {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)", O(iters), nonneg_long},
+    {"ci-target", 0, DL_OPT_DOUBLE, "0.01", "FRAC",
+     "adaptive: stop when the 95% CI half-width is within FRAC of the mean", O(ci_target), fraction},
+    {"budget", 0, DL_OPT_DOUBLE, "0.1", "SEC", "adaptive: timing budget per size", O(budget), positive},
+    {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
+    {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
+    {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
+    {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto, mpi, nccl or sim", O(backend), NULL},
+    {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)", O(out), NULL},
+    {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC", "deadline for one size (mpi): the job is aborted past it",
+     O(timeout), positive},
+    {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout", O(quiet), NULL},
+};
+#undef O
+
+static const char usage[] =
+    "usage: mpirun -np N dlcomm sweep [options]\n\n"
+    "Measures each collective at each size (warm-up, then timed iterations until the\n"
+    "95% confidence interval is within --ci-target of the mean, or -n N fixed), checks\n"
+    "every result, prints a table per collective and writes run.json and run.csv.\n"
+    "Sizes a collective cannot divide are rounded down to a whole number of elements\n"
+    "per rank, never below one; each row keeps bytes_requested and the bytes used.";
+
+/* What the option text becomes, validated. */
+typedef struct {
+    dl_plan_t plan;
+    dl_sizes_t sizes;
+    uint64_t stepbytes;
+} sweep_plan_t;
+
+static int parse_rank0_only(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r)
+        r = getenv("PMI_RANK");
+    return !r || strcmp(r, "0") == 0;
+}
+
+static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
+{
+    dl_plan_t *p = &sp->plan;
+    memset(sp, 0, sizeof(*sp));
+    dl_status_t st = dl_list_parse("collective", o->colls, dl_coll_names, DL_COLL_COUNT, &p->colls);
+    if (st == DL_OK)
+        st = dl_list_parse("dtype", o->dtypes, dl_dtype_names, DL_DT_COUNT, &p->dtypes);
+    if (st == DL_OK)
+        st = dl_list_parse("op", o->ops, dl_op_names, DL_OP_COUNT, &p->ops);
+    if (st != DL_OK)
+        return st;
+    if (strcmp(o->placement, "out") == 0)
+        p->places = 1;
+    else if (strcmp(o->placement, "in") == 0)
+        p->places = 2;
+    else if (strcmp(o->placement, "both") == 0)
+        p->places = 3;
+    else {
+        dl_err("--placement must be out, in or both, not '%s'", o->placement);
+        return DL_ERR_USAGE;
+    }
+    if (o->stepbytes && dl_size_parse(o->stepbytes, &sp->stepbytes) != DL_OK) {
+        dl_err("option --stepbytes: '%s' is not a valid SIZE", o->stepbytes);
+        return DL_ERR_USAGE;
+    }
+    if (o->minbytes > o->maxbytes) {
+        dl_err("--minbytes (%llu) is larger than --maxbytes (%llu)",
+               (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
+        return DL_ERR_USAGE;
+    }
+    if (!sp->stepbytes && !(o->factor > 1.0)) {
+        dl_err("--stepfactor must be > 1, not %g", o->factor);
+        return DL_ERR_USAGE;
+    }
+    if (o->min_iters > o->max_iters) {
+        dl_err("--min-iters (%ld) is larger than --max-iters (%ld)", o->min_iters, o->max_iters);
+        return DL_ERR_USAGE;
+    }
+    st = dl_sizes_build(o->minbytes, o->maxbytes, o->factor, sp->stepbytes, &sp->sizes);
+    if (st != DL_OK) {
+        dl_err("the size range %llu..%llu gives no usable list of sizes",
+               (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
+        return DL_ERR_USAGE;
+    }
+    p->sizes = sp->sizes.v;
+    p->nsizes = sp->sizes.n;
+    p->root = (int)o->root;
+    p->mo = (dl_measure_opts_t){.warmup = (int)o->warmup, .iters = (int)o->iters,
+                                .ci_target = o->ci_target, .budget_s = o->budget,
+                                .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
+                                .check = o->check};
+    return DL_OK;
+}
+
+/* ---- the deadline: a case that does not finish in time aborts the job ---- */
+
+static _Atomic double g_case_started;
+static double g_timeout;
+static int g_rank;
+
+static void *deadline_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        double started = atomic_load(&g_case_started);
+        if (started > 0 && dl_now() - started > g_timeout) {
+            dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
+                   g_rank, g_timeout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+            _exit(3);
+        }
+    }
+    return NULL;
+}
+
+/* ---- per-result output on rank 0 ---- */
+
+typedef struct {
+    int rank, nranks, quiet;
+    cJSON *run, *profile;
+    const char *outdir, *profile_name;
+    const dl_coll_t *cur;
+    size_t done, total;
+    uint64_t wrong;
+    dl_status_t io;
+} sweep_out_t;
+
+static dl_status_t on_result(void *arg, dl_result_t *r)
+{
+    sweep_out_t *s = arg;
+    atomic_store(&g_case_started, dl_now());
+    s->done++;
+    s->wrong += r->wrong;
+    if (s->rank != 0)
+        return DL_OK;
+    if (s->cur != r->c.coll) {
+        if (s->cur && s->io == DL_OK) /* a finished collective is never lost */
+            s->io = dl_run_write(s->run, s->outdir);
+        s->cur = r->c.coll;
+        dl_progress_end();
+        if (!s->quiet)
+            dl_table_header(stdout, s->cur, s->profile_name, s->nranks);
+    }
+    dl_run_add_result(s->profile, r);
+    dl_progress_end();
+    if (!s->quiet)
+        dl_table_row(stdout, r);
+    char what[128], sz[32];
+    dl_size_format(r->c.counts.bytes, sz, sizeof(sz));
+    snprintf(what, sizeof(what), "%s %s %s", r->c.coll->name, dl_dtype_names[r->c.dtype], sz);
+    dl_progress(s->done, s->total, what);
+    return DL_OK;
+}
+
+/* Rank 0 picks and creates the output folder; everyone learns the outcome. */
+static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, size_t len)
+{
+    int st = DL_OK;
+    if (rank == 0) {
+        dl_host_info_t h;
+        dl_sys_host_info(&h);
+        if (o->out)
+            snprintf(dir, len, "%s", o->out);
+        else
+            dl_out_dir_default(dir, len, h.host);
+        if (dl_mkdir_p(dir) != DL_OK || dl_dir_writable(dir) != DL_OK) {
+            dl_err("--out %s: cannot create or write that folder", dir);
+            st = DL_ERR_IO;
+        }
+    }
+    MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return (dl_status_t)st;
+}
+
+static const dl_backend_ops_t *pick_backend(const char *name, int rank)
+{
+    char why[256] = "";
+    if (strcmp(name, "auto") == 0) {
+        for (size_t i = 0; i < dl_backend_count; i++) {
+            if (dl_backends[i]->modelled)
+                continue;
+            if (dl_backends[i]->probe(why, sizeof(why)) == DL_OK)
+                return dl_backends[i];
+        }
+        return NULL;
+    }
+    const dl_backend_ops_t *be = dl_backend_find(name);
+    if (!be) {
+        if (rank == 0)
+            dl_err("--backend %s: unknown or not built into this dlcomm (see dlcomm version)", name);
+        return NULL;
+    }
+    if (be->probe(why, sizeof(why)) != DL_OK) {
+        if (rank == 0)
+            dl_err("--backend %s: not available here: %s", name, why);
+        return NULL;
+    }
+    return be;
+}
+
+static cJSON *run_header(const sweep_opts_t *o, int argc, char **argv, cJSON *fingerprint)
+{
+    char cmd[4096] = "dlcomm";
+    size_t n = strlen(cmd);
+    for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
+        n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
+    cJSON *run = dl_run_new(cmd);
+    cJSON *opts = cJSON_AddObjectToObject(run, "options");
+    dl_opts_echo(sweep_opts, DL_ARRAY_SIZE(sweep_opts), o, opts);
+    cJSON_AddItemToObject(run, "fingerprint", fingerprint);
+    cJSON_AddItemToObject(run, "environment", dl_env_allowlist());
+    return run;
+}
+
+static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, char **argv)
+{
+    int rank, nranks;
+    MPI_Comm world = MPI_COMM_WORLD;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &nranks);
+    g_rank = rank;
+    if (sp->plan.root >= nranks) {
+        if (rank == 0)
+            dl_err("--root %d: there are only %d ranks", sp->plan.root, nranks);
+        return 2;
+    }
+    const dl_backend_ops_t *be = pick_backend(o->backend, rank);
+    if (!be)
+        return 2;
+    if (strcmp(be->name, "mpi") != 0) {
+        if (rank == 0)
+            dl_err("--backend %s runs in worker processes, which this build does not have yet",
+                   be->name);
+        return 2;
+    }
+    char dir[1024];
+    if (prepare_outdir(o, rank, dir, sizeof(dir)) != DL_OK)
+        return 2;
+
+    cJSON *fp = dl_sys_fingerprint(world, NULL);
+    sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
+                       .profile_name = "mpi", .total = dl_plan_cases(&sp->plan)};
+    if (rank == 0) {
+        out.run = run_header(o, argc, argv, fp);
+        out.profile = dl_run_add_profile(out.run, "mpi", be->name, be->modelled);
+    }
+    int local_rank = 0, local_size = 1;
+    dl_sys_local_rank(world, &local_rank, &local_size);
+    dl_backend_cfg_t cfg = {.rank = rank, .nranks = nranks, .local_rank = local_rank,
+                            .local_size = local_size, .comm = &world, .profile_name = "mpi"};
+    void *ctx = NULL;
+    dl_status_t st = be->init(&cfg, &ctx);
+    g_timeout = o->timeout;
+    atomic_store(&g_case_started, dl_now());
+    pthread_t tid;
+    pthread_create(&tid, NULL, deadline_thread, NULL);
+    pthread_detach(tid);
+
+    dl_xcomm_t x;
+    dl_xcomm_mpi_init(&x, &world);
+    if (st == DL_OK)
+        st = dl_plan_run(&sp->plan, be, ctx, &x, on_result, &out);
+    atomic_store(&g_case_started, 0.0);
+    if (ctx)
+        be->fini(ctx);
+    dl_progress_end();
+
+    if (st == DL_OK && out.wrong)
+        st = DL_ERR_CHECK;
+    if (rank == 0) {
+        const char *pst = st == DL_OK ? "ok" : st == DL_ERR_CHECK ? "wrong" : "error";
+        cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
+        if (st != DL_OK && st != DL_ERR_CHECK)
+            cJSON_AddStringToObject(out.profile, "reason", dl_status_str(st));
+        cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
+        dl_status_t io = dl_run_write(out.run, dir);
+        if (io == DL_OK && !o->quiet)
+            printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
+        if (out.wrong)
+            dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
+                   (unsigned long long)out.wrong, dir);
+        if (io != DL_OK)
+            st = dl_status_worse(st, io);
+        cJSON_Delete(out.run);
+    }
+    return dl_status_exit_code(st);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    sweep_opts_t o = {0};
+    int help = 0;
+    /* Options are checked before MPI starts; under mpirun every rank finds
+     * the same mistake, and only rank 0 says so. */
+    dl_log_set_mute(!parse_rank0_only());
+    dl_status_t st = dl_opts_parse(sweep_opts, DL_ARRAY_SIZE(sweep_opts), &o, argc - 1, argv + 1,
+                                   NULL, 0, NULL, &help);
+    sweep_plan_t sp;
+    if (st == DL_OK && !help)
+        st = build_plan(&o, &sp);
+    dl_log_set_mute(0);
+    if (help) {
+        dl_opts_help(stdout, usage, sweep_opts, DL_ARRAY_SIZE(sweep_opts));
+        return 0;
+    }
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    dl_log_set_quiet(o.quiet);
+
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    int code = sweep_mpi(&o, &sp, argc - 1, argv + 1);
+    dl_sizes_free(&sp.sizes);
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,9 @@
+/* The subcommands: one file each (cmd_<name>.c), dispatched by main.c. */
+#ifndef DL_COMMANDS_H
+#define DL_COMMANDS_H
+
+/* Each returns the process exit code (0 ok, 1 check failed, 2 bad usage or
+ * input, 3 the run broke). argv[0] is the subcommand's name. */
+int cmd_sweep(int argc, char **argv);
+
+#endif

@@ -1,0 +1,64 @@
+/* dlcomm: collective-communication test harness. Dispatches subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "util/util.h"
+#include "version.h"
+
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} dl_cmd_t;
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const dl_cmd_t commands[] = {
+    {"sweep", cmd_sweep, "measure collectives over sizes, dtypes and profiles"},
+    {"version", cmd_version, "print the version and what this build supports"},
+    {"help", cmd_help, "this text"},
+};
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    printf("dlcomm %s\n", DL_VERSION);
+#ifdef DL_HAVE_NCCL
+    printf("backends: mpi nccl%s\n", "");
+#else
+    printf("backends: mpi\n");
+#endif
+    return 0;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    printf("usage: mpirun -np N dlcomm <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        printf("  %-10s %s\n", commands[i].name, commands[i].help);
+    printf("\n'dlcomm <command> --help' for a command's options.\n"
+           "exit codes: 0 all good; 1 a check failed (wrong data, regression, pre-flight);\n"
+           "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cmd_help(0, NULL);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        return cmd_help(0, NULL);
+    if (strcmp(name, "--version") == 0)
+        return cmd_version(0, NULL);
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    dl_err("unknown command '%s' (see dlcomm --help)", name);
+    return 2;
+}

@@ -1,0 +1,191 @@
+/* The measurement loop shared by every backend. */
+#include "measure.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A batch long enough that the between-batch reduction is noise, short
+ * enough that the adaptive stop reacts within a few milliseconds. */
+#define BATCH_SECONDS 0.005
+#define BATCH_MAX 10000
+
+void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
+                  dl_place_t place, int root, uint64_t bytes, int nranks, int rank)
+{
+    memset(c, 0, sizeof(*c));
+    c->coll = coll;
+    c->dtype = dt;
+    c->op = op;
+    c->place = place;
+    c->root = coll->has_root ? root : -1;
+    c->bytes_requested = bytes;
+    coll->counts(bytes, dl_dtype_size(dt), nranks, rank, &c->counts);
+}
+
+double dl_algbw(uint64_t bytes, double seconds)
+{
+    return seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
+}
+
+double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds)
+{
+    return dl_algbw(bytes, seconds) * c->busbw_factor(nranks);
+}
+
+void dl_result_free(dl_result_t *r)
+{
+    free(r->wrong_per_rank);
+    free(r->rank_mean_s);
+    r->wrong_per_rank = NULL;
+    r->rank_mean_s = NULL;
+}
+
+/* Every rank learns whether any rank failed, so none is left waiting in a
+ * collective its peer will never join. */
+static dl_status_t agree(const dl_xcomm_t *x, dl_status_t st)
+{
+    uint64_t bad = st != DL_OK;
+    dl_status_t xs = x->sum_u64(x->arg, &bad, 1);
+    if (xs != DL_OK)
+        return xs;
+    return st != DL_OK ? st : (bad ? DL_ERR_COMM : DL_OK);
+}
+
+static int batch_size(const dl_measure_opts_t *o, double per_iter, int done)
+{
+    if (o->iters > 0)
+        return o->iters - done < BATCH_MAX ? o->iters - done : BATCH_MAX;
+    double want = per_iter > 0 ? BATCH_SECONDS / per_iter : BATCH_MAX;
+    int b = want > BATCH_MAX ? BATCH_MAX : (int)want;
+    if (b < o->min_iters - done)
+        b = o->min_iters - done;
+    if (b < 1)
+        b = 1;
+    if (b > o->max_iters - done)
+        b = o->max_iters - done;
+    return b;
+}
+
+static int adaptive_done(const dl_measure_opts_t *o, const double *t, int n, double spent,
+                         int *converged)
+{
+    dl_stats_t s;
+    if (n < o->min_iters || dl_stats_compute(t, (size_t)n, &s) != DL_OK)
+        return n >= o->max_iters;
+    if (s.ci95 <= o->ci_target * s.mean) {
+        *converged = 1;
+        return 1;
+    }
+    return spent >= o->budget_s || n >= o->max_iters;
+}
+
+/* Timed batches until the stop rule holds; t gets the slowest rank's time
+ * of each iteration. Returns the iteration count in *n. */
+static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                              const dl_measure_opts_t *o, const dl_case_t *c,
+                              double per_iter, double **tp, int *np, double *total_s,
+                              double *local_s, int *converged)
+{
+    int cap = o->iters > 0 ? o->iters : (o->max_iters < 1024 ? o->max_iters : 1024);
+    double *t = malloc(((size_t)cap + 1) * sizeof(*t));
+    int n = 0;
+    double spent = 0, local = 0;
+    dl_status_t st = t ? DL_OK : DL_ERR_NOMEM;
+    *converged = o->iters > 0;
+    while (st == DL_OK) {
+        int b = batch_size(o, per_iter, n);
+        if (n + b > cap) {
+            while (n + b > cap)
+                cap *= 2;
+            double *nt = realloc(t, ((size_t)cap + 1) * sizeof(*t));
+            if (!nt) {
+                st = DL_ERR_NOMEM;
+                break;
+            }
+            t = nt;
+        }
+        double batch_total = 0;
+        st = agree(x, be->run(ctx, c, b, t + n, &batch_total));
+        if (st != DL_OK)
+            break;
+        /* One reduction per batch: the iterations' times and the batch total. */
+        local += batch_total;
+        t[n + b] = batch_total; /* the spare slot past this batch */
+        st = x->max_doubles(x->arg, t + n, (size_t)b + 1);
+        batch_total = t[n + b];
+        n += b;
+        spent += batch_total;
+        per_iter = batch_total / b;
+        if (o->iters > 0 ? n >= o->iters : adaptive_done(o, t, n, spent, converged))
+            break;
+    }
+    *tp = t;
+    *np = n;
+    *total_s = spent;
+    *local_s = local;
+    return st;
+}
+
+static dl_status_t gather_per_rank(const dl_xcomm_t *x, double mine, double **out)
+{
+    double *all = x->rank == 0 ? calloc((size_t)x->nranks, sizeof(double)) : NULL;
+    if (x->rank == 0 && !all)
+        return DL_ERR_NOMEM;
+    dl_status_t st = x->gather_double(x->arg, mine, all);
+    if (st != DL_OK) {
+        free(all);
+        return st;
+    }
+    *out = all;
+    return DL_OK;
+}
+
+dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                            const dl_measure_opts_t *o, const dl_case_t *c, dl_result_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->c = *c;
+    out->nranks = x->nranks;
+    dl_status_t st = agree(x, be->prepare(ctx, c));
+    uint64_t wrong = 0;
+    if (st == DL_OK && o->check)
+        st = agree(x, be->check(ctx, c, &wrong));
+    double warm = 0;
+    if (st == DL_OK && o->warmup > 0)
+        st = agree(x, be->run(ctx, c, o->warmup, NULL, &warm));
+    double per_iter = o->warmup > 0 ? warm / o->warmup : 0;
+    if (st == DL_OK)
+        st = x->max_doubles(x->arg, &per_iter, 1);
+
+    double *t = NULL, total = 0, local = 0;
+    int n = 0;
+    if (st == DL_OK)
+        st = timed_loop(be, ctx, x, o, c, per_iter, &t, &n, &total, &local, &out->converged);
+    if (st == DL_OK && n > 0)
+        st = dl_stats_compute(t, (size_t)n, &out->t);
+    free(t);
+
+    /* Each rank's own mean (its share of the batches), then the totals. */
+    double *wr = NULL;
+    if (st == DL_OK)
+        st = gather_per_rank(x, local / (n ? n : 1), &out->rank_mean_s);
+    if (st == DL_OK)
+        st = gather_per_rank(x, (double)wrong, &wr);
+    if (st == DL_OK && x->rank == 0) {
+        out->wrong_per_rank = calloc((size_t)x->nranks, sizeof(uint64_t));
+        for (int r = 0; out->wrong_per_rank && r < x->nranks; r++)
+            out->wrong_per_rank[r] = (uint64_t)wr[r];
+    }
+    free(wr);
+    out->wrong = wrong;
+    if (st == DL_OK)
+        st = x->sum_u64(x->arg, &out->wrong, 1);
+    if (st == DL_OK) {
+        out->avg_s = total / n;
+        out->algbw_gbps = dl_algbw(c->counts.bytes, out->t.mean);
+        out->busbw_gbps = dl_busbw(c->coll, x->nranks, c->counts.bytes, out->t.mean);
+    }
+    out->status = st;
+    return st;
+}

@@ -1,0 +1,91 @@
+/*
+ * measure: the one measurement loop every backend shares. For one case
+ * (collective, dtype, op, placement, size) it checks correctness, warms up,
+ * then times batches of iterations until the 95% confidence interval of the
+ * mean is within the target (adaptive) or a fixed count is done. The time of
+ * an iteration is the slowest rank's; the loop never adds work inside a
+ * batch: cross-rank reductions happen between batches, through the xcomm
+ * the caller provides (MPI in the supervisor, the supervisor's relay in a
+ * worker), so every rank takes the same decision.
+ */
+#ifndef DL_MEASURE_H
+#define DL_MEASURE_H
+
+#include "../backends/backends.h"
+
+/* Cross-rank operations the loop needs between batches. */
+typedef struct {
+    /* In place, element-wise max over ranks of n doubles. */
+    dl_status_t (*max_doubles)(void *arg, double *v, size_t n);
+    /* In place, element-wise sum over ranks of n uint64. */
+    dl_status_t (*sum_u64)(void *arg, uint64_t *v, size_t n);
+    /* Gathers one double per rank to rank 0 (out has nranks entries there). */
+    dl_status_t (*gather_double)(void *arg, double v, double *out);
+    void *arg;
+    int rank, nranks;
+} dl_xcomm_t;
+
+/* The xcomm of ranks that are MPI processes (mpi_comm: MPI_Comm *, kept). */
+void dl_xcomm_mpi_init(dl_xcomm_t *x, void *mpi_comm);
+
+typedef struct {
+    int warmup;            /* untimed iterations before timing */
+    int iters;             /* > 0: fixed count; 0: adaptive */
+    double ci_target;      /* adaptive: stop when ci95 <= target * mean */
+    double budget_s;       /* adaptive: stop once this much time is spent timing */
+    int min_iters;         /* adaptive: never fewer */
+    int max_iters;         /* adaptive: never more */
+    int check;             /* validate results */
+} dl_measure_opts_t;
+
+/* The outcome of one case: what a row of the table and of run.json holds. */
+typedef struct {
+    dl_case_t c;
+    int nranks;
+    dl_stats_t t;           /* per-iteration time, slowest rank, seconds */
+    double avg_s;           /* back-to-back average per iteration (slowest rank) */
+    double algbw_gbps, busbw_gbps; /* from the mean, nccl-tests convention */
+    uint64_t wrong;         /* wrong elements, all ranks */
+    uint64_t *wrong_per_rank; /* rank 0 only, nranks entries (NULL elsewhere) */
+    double *rank_mean_s;    /* rank 0 only: each rank's own mean time */
+    int converged;          /* adaptive: CI target reached (fixed: 1) */
+    dl_status_t status;
+} dl_result_t;
+
+void dl_result_free(dl_result_t *r);
+
+/* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
+double dl_algbw(uint64_t bytes, double seconds);
+double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds);
+
+/* Measures one case. The backend's prepare is called first. On a failure
+ * of the backend or the xcomm, returns it (result status set). */
+dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *x,
+                            const dl_measure_opts_t *o, const dl_case_t *c, dl_result_t *out);
+
+/* A sweep: every (collective, dtype, op, size, placement) the masks select,
+ * in that order (a collective's rows together, out/in of a size adjacent). */
+typedef struct {
+    uint32_t colls, dtypes, ops; /* bit i = dl_colls[i], dl_dtype_names[i], dl_op_names[i] */
+    uint32_t places;             /* bit 0 out-of-place, bit 1 in-place */
+    const uint64_t *sizes;
+    size_t nsizes;
+    int root;
+    dl_measure_opts_t mo;
+} dl_plan_t;
+
+/* Called on every rank for every finished case; rank 0 holds the gathered
+ * per-rank figures. A non-OK return stops the plan. */
+typedef dl_status_t (*dl_result_cb_t)(void *arg, dl_result_t *r);
+
+size_t dl_plan_cases(const dl_plan_t *p);
+/* Runs the plan; stops at the first failure (its status returned). A case
+ * with wrong elements does not stop it: the callback sees r->wrong. */
+dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
+                        const dl_xcomm_t *x, dl_result_cb_t cb, void *arg);
+
+/* Builds the case for (coll, dtype, op, place, root, size, nranks, rank). */
+void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
+                  dl_place_t place, int root, uint64_t bytes, int nranks, int rank);
+
+#endif

@@ -1,0 +1,60 @@
+/* Walking a sweep plan: the nesting that gives each collective its table. */
+#include "measure.h"
+
+static int nops_for(const dl_plan_t *p, const dl_coll_t *c)
+{
+    return c->has_op ? __builtin_popcount(p->ops) : 1;
+}
+
+size_t dl_plan_cases(const dl_plan_t *p)
+{
+    size_t n = 0;
+    for (int c = 0; c < DL_COLL_COUNT; c++)
+        if (p->colls & (1u << c))
+            n += (size_t)nops_for(p, dl_colls[c]) * __builtin_popcount(p->dtypes) *
+                 p->nsizes * __builtin_popcount(p->places);
+    return n;
+}
+
+static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
+                           const dl_xcomm_t *x, dl_result_cb_t cb, void *arg,
+                           const dl_coll_t *coll, int dt, int op, uint64_t size, int place)
+{
+    dl_case_t c;
+    dl_result_t r;
+    dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size,
+                 x->nranks, x->rank);
+    dl_status_t st = dl_measure_case(be, bctx, x, &p->mo, &c, &r);
+    if (st == DL_OK)
+        st = cb(arg, &r);
+    dl_result_free(&r);
+    return st;
+}
+
+dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
+                        const dl_xcomm_t *x, dl_result_cb_t cb, void *arg)
+{
+    for (int ci = 0; ci < DL_COLL_COUNT; ci++) {
+        const dl_coll_t *coll = dl_colls[ci];
+        if (!(p->colls & (1u << ci)))
+            continue;
+        for (int dt = 0; dt < DL_DT_COUNT; dt++) {
+            if (!(p->dtypes & (1u << dt)))
+                continue;
+            for (int op = 0; op < DL_OP_COUNT; op++) {
+                if (coll->has_op ? !(p->ops & (1u << op)) : op != 0)
+                    continue;
+                for (size_t s = 0; s < p->nsizes; s++)
+                    for (int place = 0; place < 2; place++) {
+                        if (!(p->places & (1u << place)))
+                            continue;
+                        dl_status_t st = run_one(p, be, bctx, x, cb, arg, coll, dt, op,
+                                                 p->sizes[s], place);
+                        if (st != DL_OK)
+                            return st;
+                    }
+            }
+        }
+    }
+    return DL_OK;
+}

@@ -1,0 +1,108 @@
+/* What a person sees (table, progress) and what the run may record of the
+ * environment (an allow-list: the environment holds secrets). */
+#include "results.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Prefixes ending in '_' match a family; others match exactly. Anything that
+ * looks like a credential is refused even inside an allowed family. */
+static const char *const allowed[] = {
+    "NCCL_", "UCX_", "OMPI_MCA_", "PMIX_MCA_", "HOROVOD_", "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+    "SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS", "SLURM_JOB_PARTITION",
+    "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "DLCOMM_INJECT",
+};
+static const char *const refused[] = {"KEY",  "TOKEN", "SECRET",       "PASSWORD", "PASSWD",
+                                      "CREDENTIAL", "AUTH", "PRECONDITION", "URI"};
+/* The launcher's own plumbing (session keys, daemon addresses, paths). */
+static const char *const launcher[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
+                                       "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_",
+                                       "PMIX_MCA_psec"};
+
+int dl_env_allowed(const char *name)
+{
+    for (size_t i = 0; i < DL_ARRAY_SIZE(refused); i++)
+        if (strstr(name, refused[i]))
+            return 0;
+    for (size_t i = 0; i < DL_ARRAY_SIZE(launcher); i++)
+        if (strncmp(name, launcher[i], strlen(launcher[i])) == 0)
+            return 0;
+    for (size_t i = 0; i < DL_ARRAY_SIZE(allowed); i++) {
+        size_t n = strlen(allowed[i]);
+        if (allowed[i][n - 1] == '_' ? strncmp(name, allowed[i], n) == 0
+                                     : strcmp(name, allowed[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+cJSON *dl_env_allowlist(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        char name[256];
+        if (!eq || (size_t)(eq - *e) >= sizeof(name))
+            continue;
+        memcpy(name, *e, (size_t)(eq - *e));
+        name[eq - *e] = '\0';
+        if (dl_env_allowed(name))
+            cJSON_AddStringToObject(o, name, eq + 1);
+    }
+    return o;
+}
+
+void dl_out_dir_default(char *buf, size_t len, const char *host)
+{
+    char ts[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%d-%H%M%S", &tm);
+    snprintf(buf, len, "results/%s-%s", ts, host);
+}
+
+void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks)
+{
+    fprintf(f, "#\n# %s  profile %s  ranks %d\n", c->name, profile, nranks);
+    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "size", "count",
+            "type", "redop", "root", "place", "time", "p50", "p99", "algbw", "busbw", "#wrong",
+            "iters");
+    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "(B)",
+            "(elements)", "", "", "", "", "(us)", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "");
+    fflush(f);
+}
+
+void dl_table_row(FILE *f, const dl_result_t *r)
+{
+    const dl_case_t *c = &r->c;
+    fprintf(f, " %12llu %12zu %9s %6s %5d %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7llu %7zu%s\n",
+            (unsigned long long)c->counts.bytes, c->counts.param_count, dl_dtype_names[c->dtype],
+            c->coll->has_op ? dl_op_names[c->op] : "none", c->root,
+            c->place == DL_PLACE_IN ? "in" : "out", r->t.mean * 1e6, r->t.p50 * 1e6,
+            r->t.p99 * 1e6, r->algbw_gbps, r->busbw_gbps, (unsigned long long)r->wrong, r->t.n,
+            r->wrong ? "  WRONG" : "");
+    fflush(f);
+}
+
+static int progress_shown;
+
+void dl_progress(size_t done, size_t total, const char *what)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, what);
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void dl_progress_end(void)
+{
+    if (progress_shown)
+        fprintf(stderr, "\r\033[K");
+    progress_shown = 0;
+}

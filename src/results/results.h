@@ -1,0 +1,43 @@
+/*
+ * results: the one module that turns measurements into what users keep:
+ * run.json (schema in results/README.md), run.csv, the stdout table and the
+ * progress line. Files are written atomically, and the run document is
+ * rewritten after each profile, so a killed run keeps what finished.
+ */
+#ifndef DL_RESULTS_H
+#define DL_RESULTS_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "../measure/measure.h"
+
+#define DL_RUN_SCHEMA 1
+
+/* A new run document: schema, tool version, start time. */
+cJSON *dl_run_new(const char *command);
+/* The object for one profile, appended to "profiles"; results go in it. */
+cJSON *dl_run_add_profile(cJSON *run, const char *name, const char *backend, int modelled);
+/* One measured case as a row of the profile's "results". */
+void dl_run_add_result(cJSON *profile, const dl_result_t *r);
+/* Writes DIR/run.json and DIR/run.csv atomically. */
+dl_status_t dl_run_write(const cJSON *run, const char *dir);
+/* The CSV text for a run (one row per result of every profile). */
+char *dl_run_csv(const cJSON *run);
+
+/* Only these environment variables are ever recorded (prefixes end in _). */
+cJSON *dl_env_allowlist(void);
+int dl_env_allowed(const char *name);
+
+/* The default output folder: results/<date>-<host>. */
+void dl_out_dir_default(char *buf, size_t len, const char *host);
+
+/* The stdout table, in the nccl-tests spirit. */
+void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks);
+void dl_table_row(FILE *f, const dl_result_t *r);
+
+/* A progress line on stderr, only when stderr is a terminal. */
+void dl_progress(size_t done, size_t total, const char *what);
+void dl_progress_end(void);
+
+#endif

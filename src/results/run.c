@@ -1,0 +1,172 @@
+/* The run document (run.json) and its CSV twin. */
+#include "results.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../version.h"
+
+cJSON *dl_run_new(const char *command)
+{
+    cJSON *run = cJSON_CreateObject();
+    char ts[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cJSON_AddNumberToObject(run, "schema", DL_RUN_SCHEMA);
+    cJSON_AddStringToObject(run, "tool", "dlcomm");
+    cJSON_AddStringToObject(run, "tool_version", DL_VERSION);
+    cJSON_AddStringToObject(run, "command", command);
+    cJSON_AddStringToObject(run, "started", ts);
+    cJSON_AddItemToObject(run, "profiles", cJSON_CreateArray());
+    return run;
+}
+
+cJSON *dl_run_add_profile(cJSON *run, const char *name, const char *backend, int modelled)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "name", name);
+    cJSON_AddStringToObject(p, "backend", backend);
+    cJSON_AddBoolToObject(p, "modelled", modelled);
+    cJSON_AddStringToObject(p, "status", "running");
+    cJSON_AddItemToObject(p, "results", cJSON_CreateArray());
+    cJSON_AddItemToArray(cJSON_GetObjectItem(run, "profiles"), p);
+    return p;
+}
+
+static cJSON *time_obj(const dl_stats_t *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "mean", t->mean * 1e6);
+    cJSON_AddNumberToObject(o, "p50", t->p50 * 1e6);
+    cJSON_AddNumberToObject(o, "p95", t->p95 * 1e6);
+    cJSON_AddNumberToObject(o, "p99", t->p99 * 1e6);
+    cJSON_AddNumberToObject(o, "min", t->min * 1e6);
+    cJSON_AddNumberToObject(o, "max", t->max * 1e6);
+    cJSON_AddNumberToObject(o, "stdev", t->stdev * 1e6);
+    cJSON_AddNumberToObject(o, "ci95", t->ci95 * 1e6);
+    return o;
+}
+
+void dl_run_add_result(cJSON *profile, const dl_result_t *r)
+{
+    const dl_case_t *c = &r->c;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "collective", c->coll->name);
+    cJSON_AddStringToObject(o, "dtype", dl_dtype_names[c->dtype]);
+    cJSON_AddStringToObject(o, "op", c->coll->has_op ? dl_op_names[c->op] : "none");
+    cJSON_AddNumberToObject(o, "root", c->root);
+    cJSON_AddStringToObject(o, "placement", c->place == DL_PLACE_IN ? "in" : "out");
+    cJSON_AddNumberToObject(o, "bytes_requested", (double)c->bytes_requested);
+    cJSON_AddNumberToObject(o, "bytes", (double)c->counts.bytes);
+    cJSON_AddNumberToObject(o, "count", (double)c->counts.param_count);
+    cJSON_AddNumberToObject(o, "ranks", r->nranks);
+    cJSON_AddNumberToObject(o, "iterations", (double)r->t.n);
+    cJSON_AddBoolToObject(o, "converged", r->converged);
+    cJSON_AddItemToObject(o, "time_us", time_obj(&r->t));
+    cJSON_AddNumberToObject(o, "avg_us", r->avg_s * 1e6);
+    cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw_gbps);
+    cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw_gbps);
+    cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(r->nranks));
+    cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
+    if (r->wrong_per_rank) {
+        cJSON *a = cJSON_AddArrayToObject(o, "wrong_per_rank");
+        for (int i = 0; i < r->nranks; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber((double)r->wrong_per_rank[i]));
+    }
+    if (r->rank_mean_s) {
+        cJSON *a = cJSON_AddArrayToObject(o, "rank_time_us");
+        for (int i = 0; i < r->nranks; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(r->rank_mean_s[i] * 1e6));
+    }
+    cJSON_AddItemToArray(cJSON_GetObjectItem(profile, "results"), o);
+}
+
+/* CSV columns: one place, used for the header and each row. */
+static const char *const csv_cols[] = {
+    "profile", "backend", "modelled", "collective", "dtype", "op", "root", "placement",
+    "bytes_requested", "bytes", "count", "ranks", "iterations", "converged",
+    "time_us_mean", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_min",
+    "time_us_max", "time_us_stdev", "time_us_ci95", "avg_us", "algbw_gbps", "busbw_gbps",
+    "wrong",
+};
+
+static void csv_field(char **buf, size_t *len, size_t *cap, const cJSON *v, int first)
+{
+    char tmp[64];
+    const char *s = tmp;
+    if (cJSON_IsString(v))
+        s = v->valuestring;
+    else if (cJSON_IsBool(v))
+        s = cJSON_IsTrue(v) ? "1" : "0";
+    else if (cJSON_IsNumber(v))
+        snprintf(tmp, sizeof(tmp), "%.17g", v->valuedouble);
+    else
+        tmp[0] = '\0';
+    size_t need = strlen(s) + 2;
+    if (*len + need + 1 > *cap) {
+        *cap = (*cap + need) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    *len += (size_t)sprintf(*buf + *len, "%s%s", first ? "" : ",", s);
+}
+
+static const cJSON *lookup(const cJSON *prof, const cJSON *row, const char *col)
+{
+    if (strncmp(col, "time_us_", 8) == 0)
+        return cJSON_GetObjectItem(cJSON_GetObjectItem(row, "time_us"), col + 8);
+    if (strcmp(col, "profile") == 0)
+        return cJSON_GetObjectItem(prof, "name");
+    if (strcmp(col, "backend") == 0 || strcmp(col, "modelled") == 0)
+        return cJSON_GetObjectItem(prof, col);
+    return cJSON_GetObjectItem(row, col);
+}
+
+char *dl_run_csv(const cJSON *run)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    buf[0] = '\0';
+    for (size_t i = 0; i < DL_ARRAY_SIZE(csv_cols); i++) {
+        cJSON *h = cJSON_CreateString(csv_cols[i]);
+        csv_field(&buf, &len, &cap, h, i == 0);
+        cJSON_Delete(h);
+    }
+    buf[len++] = '\n';
+    const cJSON *prof;
+    cJSON_ArrayForEach(prof, cJSON_GetObjectItem(run, "profiles"))
+    {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, cJSON_GetObjectItem(prof, "results"))
+        {
+            for (size_t i = 0; i < DL_ARRAY_SIZE(csv_cols); i++)
+                csv_field(&buf, &len, &cap, lookup(prof, row, csv_cols[i]), i == 0);
+            if (len + 2 > cap)
+                buf = realloc(buf, cap *= 2);
+            buf[len++] = '\n';
+        }
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+dl_status_t dl_run_write(const cJSON *run, const char *dir)
+{
+    char path[4096];
+    char *json = cJSON_Print(run);
+    char *csv = dl_run_csv(run);
+    dl_status_t st = json && csv ? DL_OK : DL_ERR_NOMEM;
+    if (st == DL_OK) {
+        snprintf(path, sizeof(path), "%s/run.csv", dir);
+        st = dl_write_atomic(path, csv, strlen(csv));
+    }
+    if (st == DL_OK) {
+        snprintf(path, sizeof(path), "%s/run.json", dir);
+        st = dl_write_atomic(path, json, strlen(json));
+    }
+    free(json);
+    free(csv);
+    return st;
+}

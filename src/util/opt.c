@@ -1,0 +1,188 @@
+/* The declarative option table: parsing, --help, and the JSON echo. */
+#include "util.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELD(t, o, type) ((type *)((char *)(t) + (o)->offset))
+
+static dl_status_t set_value(const dl_opt_t *o, void *t, const char *val)
+{
+    char *end;
+    errno = 0;
+    switch (o->kind) {
+    case DL_OPT_FLAG:
+        *FIELD(t, o, int) = val ? (strcmp(val, "0") != 0 && strcmp(val, "no") != 0) : 1;
+        return DL_OK;
+    case DL_OPT_STR:
+        *FIELD(t, o, const char *) = val;
+        return DL_OK;
+    case DL_OPT_INT: {
+        long v = strtol(val, &end, 10);
+        if (end == val || *end || errno)
+            goto bad;
+        *FIELD(t, o, long) = v;
+        return DL_OK;
+    }
+    case DL_OPT_DOUBLE: {
+        double v = strtod(val, &end);
+        if (end == val || *end || errno || !isfinite(v))
+            goto bad;
+        *FIELD(t, o, double) = v;
+        return DL_OK;
+    }
+    case DL_OPT_SIZE: {
+        uint64_t v;
+        if (dl_size_parse(val, &v) != DL_OK)
+            goto bad;
+        *FIELD(t, o, uint64_t) = v;
+        return DL_OK;
+    }
+    }
+bad:
+    dl_err("option --%s: '%s' is not a valid %s", o->longname, val,
+           o->metavar ? o->metavar : "value");
+    return DL_ERR_USAGE;
+}
+
+static const dl_opt_t *find_long(const dl_opt_t *opts, size_t n, const char *name, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(opts[i].longname) == len && strncmp(opts[i].longname, name, len) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+static const dl_opt_t *find_short(const dl_opt_t *opts, size_t n, char c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (opts[i].shortname == c)
+            return &opts[i];
+    return NULL;
+}
+
+dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int argc,
+                          char **argv, char **pos, int maxpos, int *npos, int *want_help)
+{
+    *want_help = 0;
+    if (npos)
+        *npos = 0;
+    for (size_t i = 0; i < nopts; i++)
+        if (opts[i].def && set_value(&opts[i], target, opts[i].def) != DL_OK)
+            return DL_ERR_INTERNAL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = NULL;
+        const dl_opt_t *o = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            *want_help = 1;
+            return DL_OK;
+        }
+        if (a[0] != '-' || a[1] == '\0') {
+            if (!pos || !npos || *npos >= maxpos) {
+                dl_err("unexpected argument '%s'", a);
+                return DL_ERR_USAGE;
+            }
+            pos[(*npos)++] = argv[i];
+            continue;
+        }
+        if (a[1] == '-') {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            o = find_long(opts, nopts, a + 2, len);
+            if (!o && len > 3 && strncmp(a + 2, "no-", 3) == 0) {
+                o = find_long(opts, nopts, a + 5, len - 3);
+                if (o && o->kind == DL_OPT_FLAG && !eq) {
+                    *FIELD(target, o, int) = 0;
+                    continue;
+                }
+                o = NULL;
+            }
+            if (eq)
+                val = eq + 1;
+        } else if (a[2] == '\0') {
+            o = find_short(opts, nopts, a[1]);
+        } else {
+            o = find_short(opts, nopts, a[1]);
+            if (o && o->kind != DL_OPT_FLAG)
+                val = a + 2; /* -b8 */
+            else
+                o = NULL;
+        }
+        if (!o) {
+            dl_err("unknown option '%s' (see --help)", a);
+            return DL_ERR_USAGE;
+        }
+        if (o->kind != DL_OPT_FLAG && !val) {
+            if (i + 1 >= argc) {
+                dl_err("option --%s needs a value (%s)", o->longname,
+                       o->metavar ? o->metavar : "value");
+                return DL_ERR_USAGE;
+            }
+            val = argv[++i];
+        }
+        if (set_value(o, target, val) != DL_OK)
+            return DL_ERR_USAGE;
+        if (o->validate) {
+            const char *msg = o->validate((char *)target + o->offset);
+            if (msg) {
+                dl_err("option --%s: %s", o->longname, msg);
+                return DL_ERR_USAGE;
+            }
+        }
+    }
+    return DL_OK;
+}
+
+void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
+{
+    fprintf(f, "%s\n\nOptions:\n", usage);
+    for (size_t i = 0; i < nopts; i++) {
+        const dl_opt_t *o = &opts[i];
+        char left[64];
+        int n = o->shortname ? snprintf(left, sizeof(left), "  -%c, --%s", o->shortname, o->longname)
+                             : snprintf(left, sizeof(left), "      --%s", o->longname);
+        if (o->kind != DL_OPT_FLAG && n < (int)sizeof(left))
+            snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->metavar ? o->metavar : "X");
+        fprintf(f, "%-34s %s", left, o->help);
+        if (o->def && o->kind != DL_OPT_FLAG)
+            fprintf(f, " [%s]", o->def);
+        else if (o->kind == DL_OPT_FLAG && o->def && strcmp(o->def, "1") == 0)
+            fprintf(f, " [on; --no-%s turns off]", o->longname);
+        fputc('\n', f);
+    }
+    fprintf(f, "  -h, --help                         this text\n");
+}
+
+void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj)
+{
+    cJSON *obj = json_obj;
+    for (size_t i = 0; i < nopts; i++) {
+        const dl_opt_t *o = &opts[i];
+        const void *t = target;
+        switch (o->kind) {
+        case DL_OPT_FLAG:
+            cJSON_AddBoolToObject(obj, o->longname, *FIELD(t, o, const int));
+            break;
+        case DL_OPT_STR: {
+            const char *s = *FIELD(t, o, const char *const);
+            if (s)
+                cJSON_AddStringToObject(obj, o->longname, s);
+            else
+                cJSON_AddNullToObject(obj, o->longname);
+            break;
+        }
+        case DL_OPT_INT:
+            cJSON_AddNumberToObject(obj, o->longname, (double)*FIELD(t, o, const long));
+            break;
+        case DL_OPT_DOUBLE:
+            cJSON_AddNumberToObject(obj, o->longname, *FIELD(t, o, const double));
+            break;
+        case DL_OPT_SIZE:
+            cJSON_AddNumberToObject(obj, o->longname, (double)*FIELD(t, o, const uint64_t));
+            break;
+        }
+    }
+}

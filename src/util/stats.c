@@ -1,0 +1,98 @@
+/* Sample statistics: mean, spread, percentiles, confidence interval. */
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Percentile by linear interpolation between closest ranks (sorted input). */
+static double percentile(const double *s, size_t n, double p)
+{
+    if (n == 1)
+        return s[0];
+    double pos = p * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double frac = pos - (double)lo;
+    return lo + 1 < n ? s[lo] + frac * (s[lo + 1] - s[lo]) : s[lo];
+}
+
+double dl_t95(size_t df)
+{
+    static const double t[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                               2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                               2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                               2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df == 0)
+        return INFINITY;
+    if (df < DL_ARRAY_SIZE(t))
+        return t[df];
+    if (df < 60)
+        return 2.000 + (2.042 - 2.000) * (60.0 - df) / 30.0;
+    if (df < 120)
+        return 1.980 + (2.000 - 1.980) * (120.0 - df) / 60.0;
+    return 1.960;
+}
+
+dl_status_t dl_stats_compute(const double *samples, size_t n, dl_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (n == 0)
+        return DL_ERR_INTERNAL;
+    double *s = malloc(n * sizeof(*s));
+    if (!s)
+        return DL_ERR_NOMEM;
+    memcpy(s, samples, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    /* Welford: stable for many samples of similar size. */
+    double mean = 0, m2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = s[i] - mean;
+        mean += d / (double)(i + 1);
+        m2 += d * (s[i] - mean);
+    }
+    out->n = n;
+    out->mean = mean;
+    out->stdev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+    out->min = s[0];
+    out->max = s[n - 1];
+    out->p50 = percentile(s, n, 0.50);
+    out->p95 = percentile(s, n, 0.95);
+    out->p99 = percentile(s, n, 0.99);
+    out->ci95 = n > 1 ? dl_t95(n - 1) * out->stdev / sqrt((double)n) : INFINITY;
+    free(s);
+    return DL_OK;
+}
+
+double dl_median(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double *s = malloc(n * sizeof(*s));
+    if (!s)
+        return NAN;
+    memcpy(s, v, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return m;
+}
+
+double dl_mad(const double *v, size_t n, double median)
+{
+    if (n == 0)
+        return NAN;
+    double *d = malloc(n * sizeof(*d));
+    if (!d)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        d[i] = fabs(v[i] - median);
+    double m = dl_median(d, n);
+    free(d);
+    return 1.4826 * m;
+}

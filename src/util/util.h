@@ -1,0 +1,112 @@
+/*
+ * util: what every other part of dlcomm leans on and nothing else provides:
+ * the one status type (and its exit codes), logging, size parsing, string
+ * lists, statistics over samples, atomic file writes and the declarative
+ * option table. Depends on libc only.
+ */
+#ifndef DL_UTIL_H
+#define DL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One status for the whole program. Each maps to a documented exit code. */
+typedef enum {
+    DL_OK = 0,
+    DL_ERR_USAGE,       /* bad option or value: exit 2 */
+    DL_ERR_INPUT,       /* bad input file: exit 2 */
+    DL_ERR_UNAVAILABLE, /* asked-for backend/tool not present here: exit 2 */
+    DL_ERR_IO,          /* cannot write results: exit 2 */
+    DL_ERR_CHECK,       /* wrong data, regression, failed check: exit 1 */
+    DL_ERR_COMM,        /* communication failure: exit 3 */
+    DL_ERR_TIMEOUT,     /* deadline passed: exit 3 */
+    DL_ERR_CRASH,       /* a worker died: exit 3 */
+    DL_ERR_NOMEM,       /* allocation failed: exit 3 */
+    DL_ERR_INTERNAL,    /* anything else that broke the run: exit 3 */
+    DL_STATUS_COUNT
+} dl_status_t;
+
+const char *dl_status_str(dl_status_t st);
+int dl_status_exit_code(dl_status_t st);
+/* The worse of two statuses by exit code (3 > 2 > 1 > 0). */
+dl_status_t dl_status_worse(dl_status_t a, dl_status_t b);
+
+/* Logging: one line on stderr, prefixed "dlcomm: ". */
+void dl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void dl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void dl_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void dl_log_set_quiet(int quiet); /* drops info lines */
+void dl_log_set_mute(int mute);   /* drops every line (ranks other than 0) */
+
+/* Sizes: "8", "64K", "1M", "4G", "1.5K" (binary units, B suffix allowed). */
+dl_status_t dl_size_parse(const char *s, uint64_t *out);
+/* "8 B", "64 KiB", "1 MiB", "4 GiB" (exact powers shown without decimals). */
+void dl_size_format(uint64_t bytes, char *buf, size_t len);
+
+/* Sizes from min..max by factor (>1) or step (>0; factor ignored when step set). */
+typedef struct {
+    uint64_t *v;
+    size_t n;
+} dl_sizes_t;
+dl_status_t dl_sizes_build(uint64_t min, uint64_t max, double factor, uint64_t step,
+                           dl_sizes_t *out);
+void dl_sizes_free(dl_sizes_t *s);
+
+/* Comma-separated lists matched against a table of names. "all" selects all.
+ * Returns DL_ERR_USAGE naming the unknown word. mask bit i = names[i]. */
+dl_status_t dl_list_parse(const char *what, const char *s, const char *const *names,
+                          int nnames, uint32_t *mask);
+
+/* Statistics over samples (seconds or any unit). */
+typedef struct {
+    size_t n;
+    double mean, stdev, min, max, p50, p95, p99;
+    double ci95; /* half-width of the 95% confidence interval of the mean */
+} dl_stats_t;
+/* Sorts a copy; samples untouched. */
+dl_status_t dl_stats_compute(const double *samples, size_t n, dl_stats_t *out);
+/* Two-sided 95% Student t critical value for df degrees of freedom. */
+double dl_t95(size_t df);
+/* Median and median absolute deviation (scaled by 1.4826 to estimate sigma). */
+double dl_median(const double *v, size_t n);
+double dl_mad(const double *v, size_t n, double median);
+
+/* Files. Atomic write: data goes to DIR/.name.tmp.PID then is renamed. */
+dl_status_t dl_mkdir_p(const char *path);
+dl_status_t dl_write_atomic(const char *path, const void *data, size_t len);
+/* Reads a whole file (NUL-terminated); caller frees. */
+dl_status_t dl_read_file(const char *path, char **data, size_t *len);
+dl_status_t dl_dir_writable(const char *path);
+
+/* Declarative options: one table drives parsing, --help and the JSON echo. */
+typedef enum { DL_OPT_FLAG, DL_OPT_STR, DL_OPT_INT, DL_OPT_DOUBLE, DL_OPT_SIZE } dl_opt_kind_t;
+
+typedef struct dl_opt {
+    const char *longname; /* "begin" -> --begin */
+    char shortname;       /* 'b' -> -b, 0 for none */
+    dl_opt_kind_t kind;
+    const char *def;      /* default as text, NULL for none */
+    const char *metavar;  /* "SIZE" */
+    const char *help;
+    size_t offset;        /* into the target struct */
+    /* Optional extra validation of the parsed value; returns a message or NULL. */
+    const char *(*validate)(const void *field);
+} dl_opt_t;
+
+/* Fields by kind: FLAG int, STR char* (points into argv or def), INT long,
+ * DOUBLE double, SIZE uint64_t. Defaults are applied first. Positional
+ * arguments are collected into pos (up to maxpos). Unknown flags, missing
+ * values, and bad numbers: one line on stderr, DL_ERR_USAGE. */
+dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int argc,
+                          char **argv, char **pos, int maxpos, int *npos, int *want_help);
+void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts);
+/* Adds each option's effective value to a cJSON object (cJSON *). */
+void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj);
+
+/* Monotonic wall clock in seconds. */
+double dl_now(void);
+
+#define DL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
