@@ -37,6 +37,9 @@ typedef struct {
     int sim_nodes;              /* sim: modelled node count (0 = real) */
     int graph_iters;            /* nccl: iterations captured per CUDA graph (0 = off) */
     const char *profile_name;   /* the profile this worker measures */
+    const char *run_dir;        /* the run's output folder (worker logs go below it) */
+    double deadline_s;          /* a run/check call that takes longer must give up
+                                   (nccl: abort the communicator) and say DL_ERR_TIMEOUT */
     void *comm;                 /* mpi: MPI_Comm *, others NULL */
     /* Bootstrap id exchange for backends that need one (nccl): the engine
      * supplies a function that, given this rank's blob (root only), returns
