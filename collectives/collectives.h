@@ -69,11 +69,13 @@ typedef struct dl_coll {
      * elements (and of ranks where the collective divides the buffer), but
      * never below one element per rank. */
     void (*counts)(uint64_t bytes, size_t esize, int nranks, int rank, dl_counts_t *out);
-    /* Value the receive buffer of `rank` must hold at index i. Returns 0 when
-     * that element is not defined by the collective (e.g. reduce, non-root). */
-    int (*expected)(dl_dtype_t dt, dl_op_t op, int rank, int nranks, int root,
-                    const dl_counts_t *cnt, size_t i, double *value);
 } dl_coll_t;
+
+/* Value the result of `rank` must hold at index i (the mapping lives in
+ * pattern.h, shared with the device check). Returns 0 when that element is
+ * not defined by the collective (reduce, non-root). */
+int dl_coll_expected(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank, int nranks,
+                     int root, const dl_counts_t *cnt, size_t i, double *value);
 
 extern const dl_coll_t *const dl_colls[DL_COLL_COUNT];
 extern const char *const dl_coll_names[DL_COLL_COUNT];

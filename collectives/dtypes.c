@@ -1,5 +1,6 @@
 /* Data types, reduction ops, host conversions and the fill pattern. */
 #include "collectives.h"
+#include "pattern.h"
 
 #include <math.h>
 #include <string.h>
@@ -34,23 +35,7 @@ static int is_unsigned(dl_dtype_t dt)
 
 double dl_pattern(dl_dtype_t dt, int reduces, dl_op_t op, int rank, size_t i)
 {
-    size_t m = is_fp8(dt) ? 8 : 101;
-    if (!reduces)
-        return (double)((i + 7u * (size_t)rank) % m);
-    switch (op) {
-    case DL_OP_SUM:
-        return (double)((i + 3u * (size_t)rank) & 1u);
-    case DL_OP_PROD: /* unsigned types cannot hold -1: use {1,2} only where it stays exact */
-        if (is_unsigned(dt))
-            return 1.0 + (double)(((i % DL_PATTERN_PERIOD) == (size_t)rank % DL_PATTERN_PERIOD));
-        return ((i + (size_t)rank) % 4 == 0) ? -1.0 : 1.0;
-    case DL_OP_MIN:
-    case DL_OP_MAX:
-        return (double)((i + 5u * (size_t)rank) % (is_fp8(dt) ? 8 : 16));
-    case DL_OP_AVG:
-    default:
-        return (double)(i % 4);
-    }
+    return dl_pattern_value(is_fp8(dt), is_unsigned(dt), reduces, (int)op, rank, i);
 }
 
 double dl_pattern_reduced(dl_dtype_t dt, dl_op_t op, int nranks, size_t i)

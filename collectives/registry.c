@@ -1,5 +1,6 @@
 /* The list of collectives, and host fill/check shared by host-buffer backends. */
-#include "collectives.h"
+#include "common.h"
+#include "pattern.h"
 
 #include <string.h>
 
@@ -44,30 +45,46 @@ void dl_fill_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
         dl_value_store(dt, dst, i, dl_pattern(dt, c->has_op, op, rank, i));
 }
 
+_Static_assert(DL_PC_REDUCE == (int)DL_COLL_REDUCE && DL_PC_SENDRECV == (int)DL_COLL_SENDRECV,
+               "pattern.h collective ids out of step");
+_Static_assert(DL_PO_AVG == (int)DL_OP_AVG, "pattern.h op ids out of step");
+
+int dl_coll_expected(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank, int nranks,
+                     int root, const dl_counts_t *cnt, size_t i, double *value)
+{
+    int src_rank = 0;
+    size_t src = 0;
+    int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i,
+                                 &src_rank, &src);
+    if (how == 1)
+        *value = dl_pattern_reduced(dt, op, nranks, src);
+    else if (how == 2)
+        *value = dl_pattern(dt, 0, op, src_rank, src);
+    return how != 0;
+}
+
 uint64_t dl_check_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
                        int nranks, int root, const dl_counts_t *cnt, dl_place_t place,
                        const void *recvbuf)
 {
     if (place == DL_PLACE_IN)
         recvbuf = (const char *)recvbuf + cnt->inplace_recv_offset * dl_dtype_size(dt);
-    uint64_t wrong = 0;
-    double want;
     /* Reductions repeat with period DL_PATTERN_PERIOD in the global index:
      * fold over the ranks once per residue, not once per element. */
     double table[DL_PATTERN_PERIOD];
-    int tabled = c->has_op;
-    size_t base = c->id == DL_COLL_REDUCESCATTER ? (size_t)rank * cnt->recv_count : 0;
-    if (tabled)
+    if (c->has_op)
         for (size_t k = 0; k < DL_PATTERN_PERIOD; k++)
             table[k] = dl_pattern_reduced(dt, op, nranks, k);
+    uint64_t wrong = 0;
     for (size_t i = 0; i < cnt->recv_count; i++) {
-        if (tabled) {
-            if (c->id == DL_COLL_REDUCE && rank != root)
-                return 0;
-            want = table[(base + i) % DL_PATTERN_PERIOD];
-        } else if (!c->expected(dt, op, rank, nranks, root, cnt, i, &want)) {
-            continue;
-        }
+        int src_rank = 0;
+        size_t src = 0;
+        int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i,
+                                     &src_rank, &src);
+        if (how == 0)
+            break; /* nothing defined on this rank */
+        double want = how == 1 ? table[src % DL_PATTERN_PERIOD]
+                               : dl_pattern(dt, 0, op, src_rank, src);
         if (!dl_value_matches(dt, op, nranks, dl_value_load(dt, recvbuf, i), want))
             wrong++;
     }

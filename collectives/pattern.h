@@ -1,0 +1,83 @@
+/*
+ * The fill pattern and where each received element comes from, as inline
+ * functions that compile for the host and (under nvcc) for the device, so
+ * the host check and the device check are one piece of code.
+ */
+#ifndef DL_PATTERN_H
+#define DL_PATTERN_H
+
+#include <stddef.h>
+
+#ifdef __CUDACC__
+#define DL_HD __host__ __device__ static inline
+#else
+#define DL_HD static inline
+#endif
+
+/* Kept in step with dl_coll_id_t, dl_dtype_t and dl_op_t (checked by
+ * static asserts in collectives/registry.c). */
+enum { DL_PC_ALLREDUCE, DL_PC_ALLGATHER, DL_PC_BROADCAST, DL_PC_REDUCESCATTER,
+       DL_PC_ALLTOALL, DL_PC_SENDRECV, DL_PC_REDUCE };
+enum { DL_PO_SUM, DL_PO_PROD, DL_PO_MIN, DL_PO_MAX, DL_PO_AVG };
+
+/* Value rank puts at send index i. narrow: fp8 (integers exact only to 8);
+ * is_unsigned: no -1 for prod. */
+DL_HD double dl_pattern_value(int narrow, int is_unsigned, int reduces, int op, int rank,
+                              size_t i)
+{
+    size_t r = (size_t)rank;
+    if (!reduces)
+        return (double)((i + 7u * r) % (narrow ? 8u : 101u));
+    switch (op) {
+    case DL_PO_SUM:
+        return (double)((i + 3u * r) & 1u);
+    case DL_PO_PROD:
+        if (is_unsigned)
+            return 1.0 + (double)((i % 64u) == (r % 64u));
+        return ((i + r) % 4u == 0) ? -1.0 : 1.0;
+    case DL_PO_MIN:
+    case DL_PO_MAX:
+        return (double)((i + 5u * r) % (narrow ? 8u : 16u));
+    default: /* avg: every rank the same value, so the mean is exact */
+        return (double)(i % 4u);
+    }
+}
+
+/* Where result element i of `rank` comes from: the reduction at global index
+ * *src_index (returns 1), the pattern of *src_rank at *src_index (returns 2),
+ * or nowhere defined (returns 0: reduce on a non-root rank). per is the
+ * count of one rank's block (send_count of all-gather, recv_count of
+ * reduce-scatter, param_count of all-to-all). */
+DL_HD int dl_expected_source(int coll, int rank, int nranks, int root, size_t per, size_t i,
+                             int *src_rank, size_t *src_index)
+{
+    switch (coll) {
+    case DL_PC_ALLREDUCE:
+        *src_index = i;
+        return 1;
+    case DL_PC_REDUCE:
+        *src_index = i;
+        return rank == root ? 1 : 0;
+    case DL_PC_REDUCESCATTER:
+        *src_index = (size_t)rank * per + i;
+        return 1;
+    case DL_PC_ALLGATHER:
+        *src_rank = (int)(i / per);
+        *src_index = i % per;
+        return 2;
+    case DL_PC_ALLTOALL:
+        *src_rank = (int)(i / per);
+        *src_index = (size_t)rank * per + i % per;
+        return 2;
+    case DL_PC_BROADCAST:
+        *src_rank = root;
+        *src_index = i;
+        return 2;
+    default: /* sendrecv: from the previous rank */
+        *src_rank = (rank - 1 + nranks) % nranks;
+        *src_index = i;
+        return 2;
+    }
+}
+
+#endif
