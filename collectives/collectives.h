@@ -113,6 +113,11 @@ float dl_bf16_to_f32(uint16_t h);
 /* Whether a received value matches the expected one: exact, except avg on
  * floating types where 1/n rounding is allowed (n ulps). */
 int dl_value_matches(dl_dtype_t dt, dl_op_t op, int nranks, double got, double want);
+/* The tolerance dl_value_matches applies (0: exact). */
+double dl_match_tolerance(dl_dtype_t dt, dl_op_t op, int nranks);
+/* fp8 and unsigned types change the pattern (see pattern.h). */
+int dl_dtype_is_narrow(dl_dtype_t dt);
+int dl_dtype_is_unsigned(dl_dtype_t dt);
 
 /* Elements the buffers need: in-place uses recvbuf alone. */
 size_t dl_counts_buffer_elems(const dl_counts_t *cnt, dl_place_t place, int recv);

@@ -33,6 +33,9 @@ static int is_unsigned(dl_dtype_t dt)
     return dt == DL_DT_UINT8 || dt == DL_DT_UINT32 || dt == DL_DT_UINT64;
 }
 
+int dl_dtype_is_narrow(dl_dtype_t dt) { return is_fp8(dt); }
+int dl_dtype_is_unsigned(dl_dtype_t dt) { return is_unsigned(dt); }
+
 double dl_pattern(dl_dtype_t dt, int reduces, dl_op_t op, int rank, size_t i)
 {
     return dl_pattern_value(is_fp8(dt), is_unsigned(dt), reduces, (int)op, rank, i);
@@ -204,20 +207,15 @@ static double dtype_eps(dl_dtype_t dt)
     }
 }
 
+double dl_match_tolerance(dl_dtype_t dt, dl_op_t op, int nranks)
+{
+    if (op == DL_OP_AVG || is_fp8(dt))
+        return nranks * dtype_eps(dt);
+    return 0;
+}
+
 int dl_value_matches(dl_dtype_t dt, dl_op_t op, int nranks, double got, double want)
 {
-    if (isnan(got))
-        return 0;
-    if (!dl_dtype_is_float(dt)) {
-        if (op == DL_OP_AVG) /* integer avg truncates like integer division */
-            want = trunc(want);
-        return got == want;
-    }
-    if (got == want)
-        return 1;
-    /* Avg scales by 1/n, which is inexact for n not a power of two; fp8 sums
-     * beyond their exact integers round at every step. Allow n ulps there. */
-    if (op == DL_OP_AVG || dt == DL_DT_FP8E4M3 || dt == DL_DT_FP8E5M2)
-        return fabs(got - want) <= nranks * dtype_eps(dt) * fmax(fabs(want), 1.0);
-    return 0;
+    return dl_values_match(dl_dtype_is_float(dt), !dl_dtype_is_float(dt) && op == DL_OP_AVG,
+                           dl_match_tolerance(dt, op, nranks), got, want);
 }

@@ -6,6 +6,7 @@
 #ifndef DL_PATTERN_H
 #define DL_PATTERN_H
 
+#include <math.h>
 #include <stddef.h>
 
 #ifdef __CUDACC__
@@ -78,6 +79,21 @@ DL_HD int dl_expected_source(int coll, int rank, int nranks, int root, size_t pe
         *src_index = i;
         return 2;
     }
+}
+
+/* Whether a received value matches: exact, except where rounding is in the
+ * definition (avg's 1/n on floats, fp8 sums past their exact integers):
+ * tol = nranks x epsilon of the dtype there, else 0. Integer avg truncates
+ * like integer division. */
+DL_HD int dl_values_match(int is_float, int int_avg, double tol, double got, double want)
+{
+    if (got != got)
+        return 0;
+    if (!is_float)
+        return got == (int_avg ? trunc(want) : want);
+    if (got == want)
+        return 1;
+    return tol > 0 && fabs(got - want) <= tol * fmax(fabs(want), 1.0);
 }
 
 #endif
