@@ -5,5 +5,6 @@
 /* Each returns the process exit code (0 ok, 1 check failed, 2 bad usage or
  * input, 3 the run broke). argv[0] is the subcommand's name. */
 int cmd_sweep(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static int cmd_help(int argc, char **argv);
 
 static const dl_cmd_t commands[] = {
     {"sweep", cmd_sweep, "measure collectives over sizes, dtypes and profiles"},
+    {"compare", cmd_compare, "compare two runs: regressions beyond the noise, exit 1 on any"},
     {"version", cmd_version, "print the version and what this build supports"},
     {"help", cmd_help, "this text"},
 };

@@ -1,0 +1,175 @@
+/* compare: pairs the rows of two runs by (profile, collective, dtype, op,
+ * placement, bytes, ranks) and gives each pair a noise-aware verdict. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *dl_verdict_str(dl_verdict_t v)
+{
+    static const char *const s[] = {"unchanged", "noise", "improvement", "regression"};
+    return v <= DL_V_REGRESSION ? s[v] : "?";
+}
+
+/* A change counts only when it passes the threshold AND the difference of
+ * the means lies outside the 95% interval of that difference, estimated as
+ * sqrt(ci_base^2 + ci_new^2) (the half-widths of the two means' intervals,
+ * combined as independent errors). Without a spread (nccl-tests keeps none)
+ * the threshold alone decides. */
+dl_verdict_t dl_an_verdict(double change, double thr, double d_us, double spread_us)
+{
+    if (!(fabs(change) > thr))
+        return DL_V_UNCHANGED;
+    if (isfinite(spread_us) && !(d_us > spread_us))
+        return DL_V_NOISE;
+    return change > 0 ? DL_V_REGRESSION : DL_V_IMPROVEMENT;
+}
+
+static int g_with_profile; /* qsort/bsearch have no context argument */
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    return dl_an_row_cmp(*(const dl_row_t *const *)a, *(const dl_row_t *const *)b, g_with_profile);
+}
+
+static int distinct_profile(const dl_run_t *r)
+{
+    for (size_t i = 1; i < r->nrows; i++)
+        if (strcmp(r->rows[i].profile, r->rows[0].profile))
+            return 0;
+    return r->nrows > 0;
+}
+
+static void warn_diff(dl_cmp_t *c, const char *what, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), m = la < lb ? la : lb;
+    if (strcmp(a, b) == 0 || !a[0] || !b[0]) /* unknown on one side: not a difference */
+        return;
+    if (strncmp(a, b, m) == 0 && (a[m] == ' ' || b[m] == ' ')) /* "x" vs "x 1.2": less known */
+        return;
+    size_t n = strlen(c->warnings);
+    snprintf(c->warnings + n, sizeof(c->warnings) - n, "%s%s %s vs %s", n ? "; " : "", what, a, b);
+}
+
+static void run_differences(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
+{
+    char rb[16], rn[16];
+    snprintf(rb, sizeof(rb), "%d", b->ranks);
+    snprintf(rn, sizeof(rn), "%d", n->ranks);
+    warn_diff(c, "ranks", rb, rn);
+    warn_diff(c, "hosts", b->hosts, n->hosts);
+    warn_diff(c, "tool", b->tool, n->tool);
+    warn_diff(c, "NCCL", b->nccl, n->nccl);
+    warn_diff(c, "CUDA", b->cuda, n->cuda);
+    warn_diff(c, "driver", b->driver, n->driver);
+    warn_diff(c, "MPI", b->mpi, n->mpi);
+    int mb = b->nrows && b->rows[0].modelled, mn = n->nrows && n->rows[0].modelled;
+    warn_diff(c, "source", mb ? "modelled" : "measured", mn ? "modelled" : "measured");
+}
+
+/* A profile that finished in base but timed out, crashed or failed in new
+ * is worse whatever its figures say. */
+static void profile_failures(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
+{
+    for (size_t i = 0; i < n->nprofs; i++) {
+        const dl_prof_t *pn = &n->profs[i];
+        for (size_t j = 0; j < b->nprofs; j++) {
+            const dl_prof_t *pb = &b->profs[j];
+            if (strcmp(pb->name, pn->name) || strcmp(pb->status, "ok") ||
+                !strcmp(pn->status, "ok") || !strcmp(pn->status, "skipped"))
+                continue;
+            size_t len = strlen(c->failures);
+            snprintf(c->failures + len, sizeof(c->failures) - len, "%s%s: ok -> %s%s%s",
+                     len ? "; " : "", pn->name, pn->status, pn->reason[0] ? " " : "", pn->reason);
+            c->failed++;
+        }
+    }
+}
+
+static void judge(dl_pair_t *p, const dl_cmp_opts_t *o, dl_cmp_t *c)
+{
+    const dl_row_t *b = p->base, *n = p->cur;
+    p->metric = o->metric;
+    if (p->metric == DL_M_BUSBW && !(b->busbw > 0 && n->busbw > 0)) {
+        p->metric = DL_M_TIME; /* 1-rank runs: busbw is 0 by definition */
+        c->fallback++;
+    }
+    if (p->metric == DL_M_BUSBW) {
+        p->vb = b->busbw;
+        p->vn = n->busbw;
+        p->change = (p->vb - p->vn) / p->vb;
+    } else {
+        p->vb = b->time_us;
+        p->vn = n->time_us;
+        p->change = p->vb > 0 ? (p->vn - p->vb) / p->vb : 0;
+    }
+    double sb = dl_an_spread(b), sn = dl_an_spread(n);
+    p->spread_us = isfinite(sb) && isfinite(sn) ? sqrt(sb * sb + sn * sn) : NAN;
+    if (!isfinite(p->spread_us))
+        c->unknown_spread++;
+    p->verdict = dl_an_verdict(p->change, o->threshold, fabs(n->time_us - b->time_us), p->spread_us);
+    if (!isfinite(p->change)) /* a time that is missing on one side */
+        p->verdict = DL_V_UNCHANGED, p->change = 0;
+    c->count[p->verdict]++;
+}
+
+static dl_status_t index_rows(const dl_run_t *r, const dl_row_t ***out)
+{
+    const dl_row_t **v = malloc((r->nrows ? r->nrows : 1) * sizeof(*v));
+    if (!v)
+        return DL_ERR_NOMEM;
+    for (size_t i = 0; i < r->nrows; i++)
+        v[i] = &r->rows[i];
+    qsort(v, r->nrows, sizeof(*v), cmp_ptr);
+    *out = v;
+    return DL_OK;
+}
+
+dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
+                          dl_cmp_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    run_differences(b, n, c);
+    profile_failures(b, n, c);
+    c->profiles_merged = distinct_profile(b) && distinct_profile(n) &&
+                         strcmp(b->rows[0].profile, n->rows[0].profile) != 0;
+    g_with_profile = !c->profiles_merged;
+    const dl_row_t **idx;
+    if (index_rows(b, &idx) != DL_OK)
+        return DL_ERR_NOMEM;
+    if (!(c->pairs = malloc((n->nrows + 1) * sizeof(dl_pair_t)))) {
+        free(idx);
+        return DL_ERR_NOMEM;
+    }
+    char *matched = calloc(b->nrows + 1, 1);
+    for (size_t i = 0; i < n->nrows; i++) {
+        const dl_row_t *key = &n->rows[i];
+        const dl_row_t **hit = bsearch(&key, idx, b->nrows, sizeof(*idx), cmp_ptr);
+        if (!hit) {
+            c->only_new++;
+            continue;
+        }
+        if (matched)
+            matched[*hit - b->rows] = 1;
+        if (key->bytes < o->min_size) {
+            c->small++;
+            continue;
+        }
+        dl_pair_t *p = &c->pairs[c->npairs++];
+        p->base = *hit;
+        p->cur = key;
+        judge(p, o, c);
+    }
+    for (size_t i = 0; matched && i < b->nrows; i++)
+        c->only_base += !matched[i];
+    free(matched);
+    free(idx);
+    return DL_OK;
+}
+
+void dl_an_cmp_free(dl_cmp_t *c)
+{
+    free(c->pairs);
+    c->pairs = NULL;
+}

@@ -1,0 +1,155 @@
+/* Reader of dlcomm run.json (schema 1; see results/README.md). */
+#include "analysis.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+static const char *str_of(const cJSON *o, const char *key, const char *def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : def;
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
+}
+
+/* A version may be a string, a number, or an object with "version". */
+static void version_of(const cJSON *fp, const char *key, char *out, size_t len)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fp, key);
+    if (cJSON_IsObject(v))
+        v = cJSON_GetObjectItemCaseSensitive(v, "version");
+    if (cJSON_IsString(v) && v->valuestring)
+        snprintf(out, len, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
+        snprintf(out, len, "%g", v->valuedouble);
+}
+
+static void read_fingerprint(const cJSON *run, dl_run_t *out)
+{
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(run, "fingerprint");
+    const cJSON *h;
+    size_t n = 0;
+    cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(fp, "hosts"))
+    {
+        const char *name = str_of(h, "name", "?");
+        n += (size_t)snprintf(out->hosts + n, n < sizeof(out->hosts) ? sizeof(out->hosts) - n : 0,
+                              "%s%s", out->nhosts ? "," : "", name);
+        if (n >= sizeof(out->hosts))
+            n = sizeof(out->hosts);
+        out->nhosts++;
+    }
+    double nodes = num_of(fp, "nodes"), ranks = num_of(fp, "ranks");
+    if (isfinite(nodes) && nodes > out->nhosts && nodes < 1e6)
+        out->nhosts = (int)nodes;
+    if (isfinite(ranks) && ranks > 0 && ranks < 1e7)
+        out->ranks = (int)ranks;
+    const cJSON *mpi = cJSON_GetObjectItemCaseSensitive(fp, "mpi");
+    snprintf(out->mpi, sizeof(out->mpi), "%s", str_of(mpi, "library", ""));
+    version_of(fp, "nccl", out->nccl, sizeof(out->nccl));
+    if (!out->nccl[0])
+        version_of(fp, "nccl_version", out->nccl, sizeof(out->nccl));
+    version_of(fp, "cuda", out->cuda, sizeof(out->cuda));
+    version_of(fp, "driver", out->driver, sizeof(out->driver));
+    snprintf(out->tool, sizeof(out->tool), "%s %s", str_of(run, "tool", "dlcomm"),
+             str_of(run, "tool_version", "?"));
+    snprintf(out->started, sizeof(out->started), "%s", str_of(run, "started", ""));
+}
+
+/* NCCL_ALGO / NCCL_PROTO from the profile's env, else from its name. */
+static void read_forced(const cJSON *p, dl_prof_t *pr)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(p, "env");
+    snprintf(pr->algo, sizeof(pr->algo), "%s", str_of(env, "NCCL_ALGO", ""));
+    snprintf(pr->proto, sizeof(pr->proto), "%s", str_of(env, "NCCL_PROTO", ""));
+    static const char *const algos[] = {"ring", "tree", "nvlstree", "nvls", "collnet"};
+    static const char *const protos[] = {"ll128", "ll", "simple"};
+    char lower[64];
+    size_t i;
+    for (i = 0; pr->name[i] && i < sizeof(lower) - 1; i++)
+        lower[i] = (char)(pr->name[i] >= 'A' && pr->name[i] <= 'Z' ? pr->name[i] + 32 : pr->name[i]);
+    lower[i] = '\0';
+    for (i = 0; !pr->algo[0] && i < DL_ARRAY_SIZE(algos); i++)
+        if (strstr(lower, algos[i]))
+            snprintf(pr->algo, sizeof(pr->algo), "%s", algos[i]);
+    for (i = 0; !pr->proto[0] && i < DL_ARRAY_SIZE(protos); i++)
+        if (strstr(lower, protos[i]))
+            snprintf(pr->proto, sizeof(pr->proto), "%s", protos[i]);
+}
+
+static dl_status_t read_result(const cJSON *o, const dl_prof_t *pr, dl_run_t *out)
+{
+    dl_row_t row;
+    dl_an_row_init(&row);
+    double bytes = num_of(o, "bytes"), ranks = num_of(o, "ranks");
+    const char *coll = str_of(o, "collective", NULL);
+    if (!coll || !(bytes >= 0 && bytes < 1.8e19))
+        return DL_ERR_INPUT;
+    snprintf(row.profile, sizeof(row.profile), "%s", pr->name);
+    snprintf(row.collective, sizeof(row.collective), "%s", coll);
+    snprintf(row.dtype, sizeof(row.dtype), "%s", str_of(o, "dtype", "?"));
+    snprintf(row.op, sizeof(row.op), "%s", str_of(o, "op", "none"));
+    snprintf(row.placement, sizeof(row.placement), "%s", str_of(o, "placement", "out"));
+    row.bytes = (uint64_t)bytes;
+    row.ranks = ranks >= 1 && ranks < 1e7 ? (int)ranks : out->ranks;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "time_us");
+    row.time_us = num_of(t, "mean");
+    row.p50_us = num_of(t, "p50");
+    row.stdev_us = num_of(t, "stdev");
+    row.ci95_us = num_of(t, "ci95");
+    row.algbw = num_of(o, "algbw_gbps");
+    row.busbw = num_of(o, "busbw_gbps");
+    double it = num_of(o, "iterations");
+    row.iterations = it >= 0 && it < 1e15 ? (long)it : 0;
+    row.wrong = num_of(o, "wrong");
+    row.modelled = pr->modelled;
+    return dl_an_add_row(out, &row);
+}
+
+dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
+{
+    cJSON *run = cJSON_Parse(buf);
+    if (!run || !cJSON_IsObject(run)) {
+        cJSON_Delete(run);
+        dl_err("%s: not valid JSON", out->path);
+        return DL_ERR_INPUT;
+    }
+    double schema = num_of(run, "schema");
+    const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(run, "profiles");
+    if (schema != 1 || !cJSON_IsArray(profiles)) {
+        dl_err("%s: not a dlcomm run of schema 1 (nor nccl-tests JSON)", out->path);
+        cJSON_Delete(run);
+        return DL_ERR_INPUT;
+    }
+    read_fingerprint(run, out);
+    dl_status_t st = DL_OK;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, profiles)
+    {
+        dl_prof_t *pr = dl_an_add_prof(out, str_of(p, "name", "?"));
+        if (!pr) {
+            st = DL_ERR_NOMEM;
+            break;
+        }
+        snprintf(pr->status, sizeof(pr->status), "%s", str_of(p, "status", "ok"));
+        snprintf(pr->reason, sizeof(pr->reason), "%s", str_of(p, "reason", ""));
+        pr->modelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "modelled"));
+        read_forced(p, pr);
+        const cJSON *o;
+        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(p, "results"))
+        {
+            if ((st = read_result(o, pr, out)) != DL_OK)
+                break;
+        }
+        if (st != DL_OK)
+            break;
+    }
+    cJSON_Delete(run);
+    if (st == DL_ERR_INPUT)
+        dl_err("%s: a result lacks its collective or bytes", out->path);
+    return st;
+}

@@ -1,0 +1,147 @@
+/* The row model: loading a run whatever its format, and small helpers. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *dl_fmt_name(dl_fmt_t f)
+{
+    switch (f) {
+    case DL_FMT_DLCOMM: return "dlcomm run.json";
+    case DL_FMT_NCCLT_JSON: return "nccl-tests JSON";
+    case DL_FMT_NCCLT_TEXT: return "nccl-tests text";
+    }
+    return "?";
+}
+
+void dl_an_row_init(dl_row_t *row)
+{
+    memset(row, 0, sizeof(*row));
+    row->time_us = row->p50_us = row->ci95_us = row->stdev_us = NAN;
+    row->algbw = row->busbw = NAN;
+    row->wrong = NAN;
+}
+
+dl_status_t dl_an_add_row(dl_run_t *r, const dl_row_t *row)
+{
+    if (r->nrows == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        dl_row_t *v = realloc(r->rows, cap * sizeof(*v));
+        if (!v)
+            return DL_ERR_NOMEM;
+        r->rows = v;
+        r->cap = cap;
+    }
+    r->rows[r->nrows++] = *row;
+    return DL_OK;
+}
+
+dl_prof_t *dl_an_add_prof(dl_run_t *r, const char *name)
+{
+    dl_prof_t *v = realloc(r->profs, (r->nprofs + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    r->profs = v;
+    dl_prof_t *p = &v[r->nprofs++];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    snprintf(p->status, sizeof(p->status), "ok");
+    return p;
+}
+
+void dl_an_free(dl_run_t *r)
+{
+    free(r->rows);
+    free(r->profs);
+    memset(r, 0, sizeof(*r));
+}
+
+/* First non-blank character decides JSON vs text; a JSON document with a
+ * "schema" and "profiles" is dlcomm's, one with "results" holding
+ * "out_of_place" entries is nccl-tests'. */
+dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_run_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->path, sizeof(out->path), "%s", name);
+    char *s = malloc(len + 1);
+    if (!s)
+        return DL_ERR_NOMEM;
+    memcpy(s, buf, len);
+    s[len] = '\0';
+    if (strlen(s) != len) {
+        free(s);
+        dl_err("%s: not a run (binary data)", name);
+        return DL_ERR_INPUT;
+    }
+    const char *p = s;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    dl_status_t st;
+    if (*p == '{') {
+        st = strstr(s, "\"out_of_place\"") && !strstr(s, "\"profiles\"")
+                 ? (out->fmt = DL_FMT_NCCLT_JSON, dl_an_read_ncclt_json(s, out))
+                 : (out->fmt = DL_FMT_DLCOMM, dl_an_read_dlcomm(s, out));
+    } else {
+        out->fmt = DL_FMT_NCCLT_TEXT;
+        st = dl_an_read_ncclt_text(s, out);
+    }
+    free(s);
+    if (st == DL_OK && out->nrows == 0 && out->nprofs == 0) {
+        dl_err("%s: no results found (%s)", name, dl_fmt_name(out->fmt));
+        st = DL_ERR_INPUT;
+    }
+    if (st != DL_OK)
+        dl_an_free(out);
+    return st;
+}
+
+dl_status_t dl_an_load(const char *path, dl_run_t *out)
+{
+    char *data = NULL;
+    size_t len = 0;
+    memset(out, 0, sizeof(*out));
+    if (dl_read_file(path, &data, &len) != DL_OK) {
+        dl_err("%s: cannot read it", path);
+        return DL_ERR_INPUT;
+    }
+    dl_status_t st = dl_an_parse(data, len, path, out);
+    free(data);
+    return st;
+}
+
+double dl_an_spread(const dl_row_t *r)
+{
+    if (isfinite(r->ci95_us) && r->ci95_us >= 0)
+        return r->ci95_us;
+    if (isfinite(r->stdev_us) && r->stdev_us >= 0 && r->iterations > 1)
+        return dl_t95((size_t)r->iterations - 1) * r->stdev_us / sqrt((double)r->iterations);
+    return NAN;
+}
+
+void dl_an_describe(const dl_run_t *r, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s%s; %d rank%s", r->nhosts > 1 ? "hosts " : "host ",
+                     r->hosts[0] ? r->hosts : "?", r->ranks, r->ranks == 1 ? "" : "s");
+    if (n >= 0 && (size_t)n < len && r->tool[0])
+        n += snprintf(buf + n, len - (size_t)n, "; %s", r->tool);
+    if (n >= 0 && (size_t)n < len && r->nccl[0])
+        n += snprintf(buf + n, len - (size_t)n, "; NCCL %s", r->nccl);
+    if (n >= 0 && (size_t)n < len && r->cuda[0])
+        n += snprintf(buf + n, len - (size_t)n, "; CUDA %s", r->cuda);
+    if (n >= 0 && (size_t)n < len && r->mpi[0])
+        snprintf(buf + n, len - (size_t)n, "; %s", r->mpi);
+}
+
+int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile)
+{
+    int c;
+    if (with_profile && (c = strcmp(a->profile, b->profile)))
+        return c;
+    if ((c = strcmp(a->collective, b->collective)) || (c = strcmp(a->dtype, b->dtype)) ||
+        (c = strcmp(a->op, b->op)) || (c = strcmp(a->placement, b->placement)))
+        return c;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? -1 : 1;
+    return a->ranks < b->ranks ? -1 : a->ranks > b->ranks;
+}

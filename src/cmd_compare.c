@@ -1,0 +1,98 @@
+/* dlcomm compare BASE NEW: a noise-aware regression report with an exit
+ * code for CI (0 nothing worse, 1 a regression, 2 bad input or nothing in
+ * common). */
+#include <stddef.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "commands.h"
+
+typedef struct {
+    double threshold;
+    const char *metric, *json;
+    uint64_t min_size;
+} compare_opts_t;
+
+static const char *pct(const void *f)
+{
+    double v = *(const double *)f;
+    return v >= 0 && v < 100 ? NULL : "must be a percentage in [0, 100)";
+}
+
+#define O(f) offsetof(compare_opts_t, f)
+static const dl_opt_t compare_opts[] = {
+    {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "a change smaller than PCT percent is unchanged",
+     O(threshold), pct},
+    {"metric", 'm', DL_OPT_STR, "busbw", "NAME",
+     "busbw or time (busbw falls back to time where it is 0: one rank)", O(metric), NULL},
+    {"min-size", 0, DL_OPT_SIZE, "1", "SIZE", "compare only sizes >= SIZE", O(min_size), NULL},
+    {"json", 0, DL_OPT_STR, NULL, "FILE", "also write every pair and verdict as JSON", O(json), NULL},
+};
+#undef O
+
+static const char usage[] =
+    "usage: dlcomm compare BASE NEW [options]\n\n"
+    "BASE and NEW: dlcomm run.json, nccl-tests -J JSON or nccl-tests text output (told\n"
+    "apart by content). Rows pair by profile, collective, dtype, op, placement, size and\n"
+    "ranks. A pair is a regression when the metric is worse by more than --threshold AND\n"
+    "the two mean times differ by more than sqrt(ci95_base^2 + ci95_new^2) (the combined\n"
+    "95% confidence half-widths); a change past the threshold but inside that spread is\n"
+    "noise. Rows without a spread (nccl-tests) are judged by the threshold alone.\n"
+    "Exit: 0 no regression, 1 a regression (or a profile that no longer finishes),\n"
+    "2 bad input or no rows in common.";
+
+int cmd_compare(int argc, char **argv)
+{
+    compare_opts_t o = {0};
+    char *pos[2];
+    int npos = 0, help = 0;
+    dl_status_t st = dl_opts_parse(compare_opts, DL_ARRAY_SIZE(compare_opts), &o, argc - 1,
+                                   argv + 1, pos, 2, &npos, &help);
+    if (help) {
+        dl_opts_help(stdout, usage, compare_opts, DL_ARRAY_SIZE(compare_opts));
+        return 0;
+    }
+    if (st != DL_OK)
+        return 2;
+    dl_cmp_opts_t co = {.threshold = o.threshold / 100.0, .min_size = o.min_size};
+    if (strcmp(o.metric, "busbw") == 0)
+        co.metric = DL_M_BUSBW;
+    else if (strcmp(o.metric, "time") == 0)
+        co.metric = DL_M_TIME;
+    else {
+        dl_err("--metric must be busbw or time, not '%s'", o.metric);
+        return 2;
+    }
+    if (npos != 2) {
+        dl_err("compare needs two runs: BASE NEW (see --help)");
+        return 2;
+    }
+    dl_run_t b, n;
+    if (dl_an_load(pos[0], &b) != DL_OK)
+        return 2;
+    if (dl_an_load(pos[1], &n) != DL_OK) {
+        dl_an_free(&b);
+        return 2;
+    }
+    dl_cmp_t c;
+    int code = 3;
+    if (dl_an_compare(&b, &n, &co, &c) != DL_OK)
+        goto out;
+    code = 2;
+    if (c.npairs == 0) {
+        dl_err("%s and %s have no rows in common%s", pos[0], pos[1],
+               c.small ? " at sizes >= --min-size" : " (profile, collective, dtype, op, size, ranks)");
+        if (c.warnings[0])
+            dl_err("the runs differ: %s", c.warnings);
+        goto out;
+    }
+    if (o.json && dl_an_cmp_json(o.json, &b, &n, &co, &c) != DL_OK)
+        goto out;
+    dl_an_cmp_print(stdout, &b, &n, &co, &c);
+    code = c.count[DL_V_REGRESSION] || c.failed ? 1 : 0;
+out:
+    dl_an_cmp_free(&c);
+    dl_an_free(&b);
+    dl_an_free(&n);
+    return code;
+}
