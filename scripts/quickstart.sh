@@ -4,6 +4,8 @@
 # arguments go to `dlcomm sweep`.
 set -eu
 cd "$(dirname "$0")/.."
+# nvcc lives here on hosts with the CUDA toolkit: the nccl backend is built then.
+[ -d /usr/local/cuda/bin ] && PATH="/usr/local/cuda/bin:$PATH"
 ./scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)"

@@ -1,0 +1,450 @@
+/* The nccl backend (runs in a worker process, one GPU per rank chosen by local
+ * rank): cudaMalloc'd buffers, a non-blocking communicator so a deadline can
+ * abort it (cudaStreamQuery + ncclCommGetAsyncError polled, then
+ * ncclCommAbort), CUDA events between calls, optional CUDA graphs, and fill
+ * and check on the device. */
+#include "backends.h"
+
+#include <cjson/cJSON.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nccl_dev.h"
+
+typedef struct {
+    int rank, nranks, device, graph_iters;
+    double deadline_s;
+    ncclComm_t comm;
+    cudaStream_t stream;
+    void *send, *recv, *scratch; /* scratch: the copy in-place alltoall/sendrecv send from */
+    size_t cap;
+    unsigned long long *d_wrong;
+    int *d_flag;
+    cudaEvent_t *ev;
+    int nev;
+    cudaGraphExec_t graph;
+    dl_case_t graph_case; /* what the graph holds */
+    int has_graph;
+    dl_inject_kind_t inject;
+    char name[96];
+} nccl_ctx_t;
+
+static dl_status_t cuda_fail(const char *what, cudaError_t e)
+{
+    dl_err("%s: %s", what, cudaGetErrorString(e));
+    return DL_ERR_COMM;
+}
+#define CUDA_TRY(call)                                  \
+    do {                                                \
+        cudaError_t e_ = (call);                        \
+        if (e_ != cudaSuccess)                          \
+            return cuda_fail(#call, e_);                \
+    } while (0)
+
+static dl_status_t nccl_probe(char *why, size_t len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(why, len, "no CUDA GPU is visible here (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return DL_ERR_UNAVAILABLE;
+    }
+    return DL_OK;
+}
+
+/* Waits for the stream (and the communicator) against the deadline; aborts
+ * the communicator rather than hang. */
+static dl_status_t wait_stream(nccl_ctx_t *m, const char *what)
+{
+    double until = dl_now() + m->deadline_s;
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(m->stream);
+        if (e == cudaSuccess)
+            return DL_OK;
+        if (e != cudaErrorNotReady)
+            return cuda_fail(what, e);
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(m->comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+            dl_err("rank %d: %s: %s", m->rank, what, ncclGetErrorString(async));
+            ncclCommAbort(m->comm);
+            m->comm = NULL;
+            return DL_ERR_COMM;
+        }
+        if (dl_now() > until) {
+            dl_err("rank %d: %s did not finish within %.0f s: aborting the communicator", m->rank,
+                   what, m->deadline_s);
+            if (m->d_flag)
+                cudaMemcpyAsync(m->d_flag, &(int){1}, sizeof(int), cudaMemcpyHostToDevice, 0);
+            ncclCommAbort(m->comm);
+            m->comm = NULL;
+            return DL_ERR_TIMEOUT;
+        }
+    }
+}
+
+/* A non-blocking call may return ncclInProgress: wait until it is enqueued. */
+static dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
+{
+    double until = dl_now() + m->deadline_s;
+    while (r == ncclInProgress) {
+        if (dl_now() > until) {
+            dl_err("rank %d: %s still in progress after %.0f s", m->rank, what, m->deadline_s);
+            ncclCommAbort(m->comm);
+            m->comm = NULL;
+            return DL_ERR_TIMEOUT;
+        }
+        ncclCommGetAsyncError(m->comm, &r);
+    }
+    if (r != ncclSuccess) {
+        dl_err("rank %d: %s: %s (%s)", m->rank, what, ncclGetErrorString(r),
+               ncclGetLastError(m->comm));
+        return DL_ERR_COMM;
+    }
+    return DL_OK;
+}
+
+static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
+{
+    nccl_ctx_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return DL_ERR_NOMEM;
+    *out = m;
+    int ndev = 0;
+    CUDA_TRY(cudaGetDeviceCount(&ndev));
+    m->rank = cfg->rank;
+    m->nranks = cfg->nranks;
+    m->graph_iters = cfg->graph_iters;
+    m->deadline_s = cfg->deadline_s > 0 ? cfg->deadline_s : 600;
+    m->device = cfg->local_rank % ndev;
+    if (cfg->local_size > ndev)
+        dl_warn("rank %d: %d ranks on this host share %d GPUs", cfg->rank, cfg->local_size, ndev);
+    CUDA_TRY(cudaSetDevice(m->device));
+    CUDA_TRY(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaMalloc((void **)&m->d_wrong, sizeof(*m->d_wrong)));
+    CUDA_TRY(cudaMalloc((void **)&m->d_flag, sizeof(int)));
+    CUDA_TRY(cudaMemset(m->d_flag, 0, sizeof(int)));
+
+    dl_inject_t inj;
+    if (dl_inject_parse(getenv("DLCOMM_INJECT"), &inj) != DL_OK)
+        return DL_ERR_USAGE;
+    m->inject = dl_inject_active(&inj, m->rank, cfg->profile_name);
+
+    ncclUniqueId id;
+    if (m->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) {
+        dl_err("rank 0: ncclGetUniqueId failed");
+        return DL_ERR_COMM;
+    }
+    dl_status_t st = cfg->bcast_id ? cfg->bcast_id(cfg->bcast_arg, &id, sizeof(id)) : DL_ERR_INTERNAL;
+    if (st != DL_OK)
+        return st;
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    st = nccl_ok(m, ncclCommInitRankConfig(&m->comm, m->nranks, id, m->rank, &config),
+                 "ncclCommInitRankConfig");
+    return st;
+}
+
+static dl_status_t ensure(nccl_ctx_t *m, size_t bytes)
+{
+    if (bytes <= m->cap)
+        return DL_OK;
+    cudaFree(m->send);
+    cudaFree(m->recv);
+    cudaFree(m->scratch);
+    m->send = m->recv = m->scratch = NULL;
+    m->cap = 0;
+    if (cudaMalloc(&m->send, bytes) != cudaSuccess || cudaMalloc(&m->recv, bytes) != cudaSuccess ||
+        cudaMalloc(&m->scratch, bytes) != cudaSuccess) {
+        dl_err("rank %d: cannot allocate 3 x %zu bytes on GPU %d", m->rank, bytes, m->device);
+        return DL_ERR_NOMEM;
+    }
+    m->cap = bytes;
+    return DL_OK;
+}
+
+static ncclDataType_t nccl_type(dl_dtype_t dt)
+{
+    static const ncclDataType_t map[DL_DT_COUNT] = {
+        ncclFloat32, ncclFloat16, ncclBfloat16, ncclFloat64, ncclInt32, ncclInt8,
+        ncclUint8,   ncclInt64,   ncclUint32,   ncclUint64,
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+        ncclFloat8e4m3, ncclFloat8e5m2,
+#else
+        ncclNumTypes, ncclNumTypes,
+#endif
+    };
+    return map[dt];
+}
+
+static const ncclRedOp_t nccl_ops[DL_OP_COUNT] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
+
+static dl_dev_type_t dev_type(const dl_case_t *c, int nranks)
+{
+    return (dl_dev_type_t){.dtype = (int)c->dtype,
+                           .narrow = dl_dtype_is_narrow(c->dtype),
+                           .is_unsigned = dl_dtype_is_unsigned(c->dtype),
+                           .is_float = dl_dtype_is_float(c->dtype),
+                           .int_avg = !dl_dtype_is_float(c->dtype) && c->op == DL_OP_AVG,
+                           .tol = dl_match_tolerance(c->dtype, c->op, nranks)};
+}
+
+static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
+{
+    nccl_ctx_t *m = ctx;
+    size_t es = dl_dtype_size(c->dtype);
+    if (nccl_type(c->dtype) == ncclNumTypes) {
+        dl_err("dtype %s needs NCCL 2.24 or later", dl_dtype_names[c->dtype]);
+        return DL_ERR_UNAVAILABLE;
+    }
+    dl_status_t st = ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es);
+    if (st != DL_OK)
+        return st;
+    /* Poison the result region, then the send pattern where the call reads it. */
+    CUDA_TRY(cudaMemsetAsync(m->recv, 0xA5, dl_counts_buffer_elems(&c->counts, c->place, 1) * es,
+                             m->stream));
+    char *dst = c->place == DL_PLACE_IN ? (char *)m->recv + c->counts.inplace_send_offset * es
+                                        : (char *)m->send;
+    dl_dev_type_t t = dev_type(c, m->nranks);
+    CUDA_TRY(dl_dev_fill(dst, &t, c->coll->has_op, (int)c->op, m->rank, c->counts.send_count,
+                         m->stream));
+    return wait_stream(m, "fill");
+}
+
+/* Enqueues one call of the case's collective on the stream. */
+static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
+{
+    const dl_counts_t *k = &c->counts;
+    size_t es = dl_dtype_size(c->dtype);
+    int in = c->place == DL_PLACE_IN;
+    ncclDataType_t t = nccl_type(c->dtype);
+    ncclRedOp_t op = nccl_ops[c->op];
+    char *recv = m->recv, *send = in ? (char *)m->recv + k->inplace_send_offset * es : m->send;
+    switch (c->coll->id) {
+    case DL_COLL_ALLREDUCE:
+        return ncclAllReduce(send, recv, k->param_count, t, op, m->comm, m->stream);
+    case DL_COLL_REDUCE:
+        return ncclReduce(send, recv, k->param_count, t, op, c->root, m->comm, m->stream);
+    case DL_COLL_BROADCAST:
+        return ncclBroadcast(send, recv, k->param_count, t, c->root, m->comm, m->stream);
+    case DL_COLL_ALLGATHER:
+        return ncclAllGather(send, recv, k->param_count, t, m->comm, m->stream);
+    case DL_COLL_REDUCESCATTER:
+        if (in)
+            recv = (char *)m->recv + k->inplace_recv_offset * es;
+        return ncclReduceScatter(send, recv, k->param_count, t, op, m->comm, m->stream);
+    case DL_COLL_ALLTOALL:
+    case DL_COLL_SENDRECV:
+        break;
+    default:
+        return ncclInvalidArgument;
+    }
+    /* Point-to-point collectives cannot read and write one buffer at once:
+     * in place, send from a copy made on the same stream (part of the time). */
+    if (in) {
+        if (cudaMemcpyAsync(m->scratch, m->recv, k->send_count * es, cudaMemcpyDeviceToDevice,
+                            m->stream) != cudaSuccess)
+            return ncclUnhandledCudaError;
+        send = m->scratch;
+    }
+    ncclResult_t r = ncclGroupStart();
+    if (c->coll->id == DL_COLL_SENDRECV) {
+        int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
+        ncclSend(send, k->param_count, t, to, m->comm, m->stream);
+        ncclRecv(recv, k->param_count, t, from, m->comm, m->stream);
+    } else {
+        for (int p = 0; p < m->nranks; p++) {
+            ncclSend(send + (size_t)p * k->param_count * es, k->param_count, t, p, m->comm, m->stream);
+            ncclRecv(recv + (size_t)p * k->param_count * es, k->param_count, t, p, m->comm, m->stream);
+        }
+    }
+    ncclResult_t g = ncclGroupEnd();
+    return r != ncclSuccess ? r : g;
+}
+
+static dl_status_t ensure_events(nccl_ctx_t *m, int n)
+{
+    if (n <= m->nev)
+        return DL_OK;
+    cudaEvent_t *ev = realloc(m->ev, (size_t)n * sizeof(*ev));
+    if (!ev)
+        return DL_ERR_NOMEM;
+    m->ev = ev;
+    for (; m->nev < n; m->nev++)
+        CUDA_TRY(cudaEventCreate(&m->ev[m->nev]));
+    return DL_OK;
+}
+
+/* --graph N: N calls captured once per case, replayed as one unit. */
+static dl_status_t ensure_graph(nccl_ctx_t *m, const dl_case_t *c)
+{
+    if (m->has_graph && memcmp(&m->graph_case, c, sizeof(*c)) == 0)
+        return DL_OK;
+    if (m->has_graph)
+        cudaGraphExecDestroy(m->graph);
+    m->has_graph = 0;
+    cudaGraph_t g;
+    CUDA_TRY(cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
+    dl_status_t st = DL_OK;
+    for (int i = 0; i < m->graph_iters && st == DL_OK; i++)
+        st = nccl_ok(m, enqueue(m, c), c->coll->name);
+    cudaError_t e = cudaStreamEndCapture(m->stream, &g);
+    if (st != DL_OK)
+        return st;
+    if (e != cudaSuccess)
+        return cuda_fail("cudaStreamEndCapture", e);
+    e = cudaGraphInstantiate(&m->graph, g, 0);
+    cudaGraphDestroy(g);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaGraphInstantiate", e);
+    m->graph_case = *c;
+    m->has_graph = 1;
+    return DL_OK;
+}
+
+/* One unit of timing: a call, or a replay of the graph of graph_iters calls. */
+static dl_status_t launch_unit(nccl_ctx_t *m, const dl_case_t *c)
+{
+    if (m->graph_iters > 0) {
+        cudaError_t e = cudaGraphLaunch(m->graph, m->stream);
+        return e == cudaSuccess ? DL_OK : cuda_fail("cudaGraphLaunch", e);
+    }
+    return nccl_ok(m, enqueue(m, c), c->coll->name);
+}
+
+static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
+{
+    nccl_ctx_t *m = ctx;
+    dl_status_t st = ensure_events(m, iters + 1);
+    if (st == DL_OK && m->graph_iters > 0)
+        st = ensure_graph(m, c);
+    if (st != DL_OK)
+        return st;
+    if (m->inject == DL_INJECT_HANG) /* the stream never drains: the deadline must act */
+        CUDA_TRY(dl_dev_spin(m->d_flag, 3600, m->stream));
+    /* Events between calls: each call's time includes the gap to the next
+     * launch, as a job issuing calls back to back sees it. */
+    CUDA_TRY(cudaEventRecord(m->ev[0], m->stream));
+    for (int i = 0; i < iters && st == DL_OK; i++) {
+        st = launch_unit(m, c);
+        if (st == DL_OK && times)
+            CUDA_TRY(cudaEventRecord(m->ev[i + 1], m->stream));
+    }
+    if (!times)
+        CUDA_TRY(cudaEventRecord(m->ev[iters], m->stream));
+    if (st == DL_OK)
+        st = wait_stream(m, c->coll->name);
+    if (st != DL_OK)
+        return st;
+    float ms = 0;
+    double per_unit = m->graph_iters > 0 ? m->graph_iters : 1;
+    for (int i = 0; times && i < iters; i++) {
+        CUDA_TRY(cudaEventElapsedTime(&ms, m->ev[i], m->ev[i + 1]));
+        times[i] = ms * 1e-3 / per_unit;
+    }
+    CUDA_TRY(cudaEventElapsedTime(&ms, m->ev[0], m->ev[iters]));
+    *total = ms * 1e-3 / per_unit;
+    return DL_OK;
+}
+
+static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
+{
+    nccl_ctx_t *m = ctx;
+    dl_status_t st = nccl_prepare(ctx, c);
+    if (st == DL_OK)
+        st = nccl_ok(m, enqueue(m, c), c->coll->name);
+    if (st == DL_OK)
+        st = wait_stream(m, c->coll->name);
+    if (st != DL_OK)
+        return st;
+    size_t es = dl_dtype_size(c->dtype);
+    if (m->inject == DL_INJECT_CORRUPT) /* one wrong element, planted after the call */
+        CUDA_TRY(cudaMemsetAsync((char *)m->recv + (c->place == DL_PLACE_IN ?
+                                 c->counts.inplace_recv_offset * es : 0), 0x7f, es, m->stream));
+    dl_dev_check_t k = {.coll = (int)c->coll->id, .rank = m->rank, .nranks = m->nranks,
+                        .root = c->root, .op = (int)c->op, .per = c->counts.param_count,
+                        .count = c->counts.recv_count};
+    if (c->coll->has_op)
+        for (int i = 0; i < 64; i++)
+            k.table[i] = dl_pattern_reduced(c->dtype, c->op, m->nranks, (size_t)i);
+    dl_dev_type_t t = dev_type(c, m->nranks);
+    const char *res = (char *)m->recv + (c->place == DL_PLACE_IN ? c->counts.inplace_recv_offset * es : 0);
+    unsigned long long w = 0;
+    CUDA_TRY(cudaMemsetAsync(m->d_wrong, 0, sizeof(w), m->stream));
+    CUDA_TRY(dl_dev_check(res, &t, &k, m->d_wrong, m->stream));
+    CUDA_TRY(cudaMemcpyAsync(&w, m->d_wrong, sizeof(w), cudaMemcpyDeviceToHost, m->stream));
+    st = wait_stream(m, "check");
+    *wrong = w;
+    return st;
+}
+
+static void nccl_fini(void *ctx)
+{
+    nccl_ctx_t *m = ctx;
+    if (!m)
+        return;
+    if (m->comm) {
+        /* A clean finalize can block on a peer that is gone: bounded, then
+         * abort, which releases everything whether or not it completed. */
+        ncclResult_t r = ncclCommFinalize(m->comm);
+        double until = dl_now() + 10;
+        while (r == ncclInProgress && dl_now() < until)
+            ncclCommGetAsyncError(m->comm, &r);
+        if (r == ncclSuccess)
+            ncclCommDestroy(m->comm);
+        else
+            ncclCommAbort(m->comm);
+    }
+    if (m->has_graph)
+        cudaGraphExecDestroy(m->graph);
+    for (int i = 0; i < m->nev; i++)
+        cudaEventDestroy(m->ev[i]);
+    free(m->ev);
+    cudaFree(m->send);
+    cudaFree(m->recv);
+    cudaFree(m->scratch);
+    cudaFree(m->d_wrong);
+    cudaFree(m->d_flag);
+    if (m->stream)
+        cudaStreamDestroy(m->stream);
+    free(m);
+}
+
+static void nccl_describe(void *ctx, void *json)
+{
+    nccl_ctx_t *m = ctx;
+    int v = 0, rt = 0, drv = 0;
+    ncclGetVersion(&v);
+    cudaRuntimeGetVersion(&rt);
+    cudaDriverGetVersion(&drv);
+    struct cudaDeviceProp p;
+    char ver[32], bus[32] = "";
+    snprintf(ver, sizeof(ver), "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    cJSON_AddStringToObject(json, "nccl_version", ver);
+    cJSON_AddNumberToObject(json, "cuda_runtime", rt);
+    cJSON_AddNumberToObject(json, "cuda_driver", drv);
+    if (m && cudaGetDeviceProperties(&p, m->device) == cudaSuccess) {
+        cJSON_AddStringToObject(json, "gpu", p.name);
+        cudaDeviceGetPCIBusId(bus, sizeof(bus), m->device);
+        cJSON_AddStringToObject(json, "gpu_bus_id", bus);
+        cJSON_AddNumberToObject(json, "gpu_index", m->device);
+    }
+    cJSON_AddNumberToObject(json, "graph_iters", m ? m->graph_iters : 0);
+}
+
+const dl_backend_ops_t dl_backend_nccl = {
+    .name = "nccl",
+    .abi = DL_BACKEND_ABI,
+    .modelled = 0,
+    .probe = nccl_probe,
+    .init = nccl_init,
+    .prepare = nccl_prepare,
+    .run = nccl_run,
+    .check = nccl_check,
+    .fini = nccl_fini,
+    .describe = nccl_describe,
+};
