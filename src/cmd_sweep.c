@@ -347,6 +347,9 @@ int cmd_sweep(int argc, char **argv)
     sweep_plan_t sp;
     if (st == DL_OK && !help)
         st = build_plan(&o, &sp);
+    dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
+    if (st == DL_OK && !help)
+        st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
     dl_log_set_mute(0);
     if (help) {
         dl_opts_help(stdout, usage, sweep_opts, DL_ARRAY_SIZE(sweep_opts));
