@@ -6,5 +6,8 @@
  * input, 3 the run broke). argv[0] is the subcommand's name. */
 int cmd_sweep(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_preflight(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
 
 #endif

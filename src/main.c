@@ -18,6 +18,9 @@ static int cmd_help(int argc, char **argv);
 static const dl_cmd_t commands[] = {
     {"sweep", cmd_sweep, "measure collectives over sizes, dtypes and profiles"},
     {"compare", cmd_compare, "compare two runs: regressions beyond the noise, exit 1 on any"},
+    {"plot", cmd_plot, "gnuplot charts of busbw and time against size"},
+    {"preflight", cmd_preflight, "pass/fail checks before a job, naming the host at fault"},
+    {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
     {"version", cmd_version, "print the version and what this build supports"},
     {"help", cmd_help, "this text"},
 };
