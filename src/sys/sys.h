@@ -28,4 +28,13 @@ int dl_sys_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
  * (each 256 chars) for callers that group ranks by host. */
 cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames);
 
+/* A worker's NCCL debug file: {"transports": {"P2P": n, "SHM": n,
+ * "NET/IB": n, ...}, "channels": n, "gdr": bool, "nccl_version": "..."}.
+ * NULL when the file cannot be read. */
+cJSON *dl_ncclog_parse(const char *path);
+/* NULL when what NCCL did agrees with the profile's env and intended
+ * transport ("P2P", "SHM", "NET", "NET/IB", "NET/Socket"; NULL: none). */
+const char *dl_ncclog_contradiction(const cJSON *observed, const cJSON *env, const char *intent,
+                                    char *buf, size_t len);
+
 #endif

@@ -1,0 +1,107 @@
+/* What NCCL really did, read from a worker's NCCL_DEBUG=INFO file: the
+ * transports of its channels and the version it loaded. A "p2p-off" profile
+ * that still ran over P2P is a lie the run must show. */
+#include "sys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "P2P/CUMEM/read" -> "P2P"; "NET/IB/0/GDRDMA" -> "NET/IB"; "SHM/direct/direct" -> "SHM". */
+static void transport_class(const char *via, char *out, size_t len, int *gdr)
+{
+    size_t n = strcspn(via, " \t\n/");
+    if (strncmp(via, "NET/", 4) == 0)
+        n = 4 + strcspn(via + 4, " \t\n/");
+    snprintf(out, len, "%.*s", (int)n, via);
+    *gdr = strstr(via, "GDRDMA") != NULL;
+}
+
+static void count(cJSON *obj, const char *key)
+{
+    cJSON *c = cJSON_GetObjectItem(obj, key);
+    if (c)
+        cJSON_SetNumberValue(c, c->valuedouble + 1);
+    else
+        cJSON_AddNumberToObject(obj, key, 1);
+}
+
+cJSON *dl_ncclog_parse(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    cJSON *o = cJSON_CreateObject(), *tr = cJSON_AddObjectToObject(o, "transports");
+    char line[1024];
+    int gdr_any = 0, channels = 0;
+    while (fgets(line, sizeof(line), f)) {
+        const char *via = strstr(line, " via ");
+        const char *ver = strstr(line, "NCCL version ");
+        if (via && strstr(line, "Channel")) {
+            char cls[64];
+            int gdr;
+            transport_class(via + 5, cls, sizeof(cls), &gdr);
+            count(tr, cls);
+            gdr_any |= gdr;
+            channels++;
+        } else if (ver && !cJSON_GetObjectItem(o, "nccl_version")) {
+            char v[64];
+            if (sscanf(ver + 13, "%63s", v) == 1)
+                cJSON_AddStringToObject(o, "nccl_version", v);
+        }
+    }
+    fclose(f);
+    cJSON_AddNumberToObject(o, "channels", channels);
+    cJSON_AddBoolToObject(o, "gdr", gdr_any);
+    return o;
+}
+
+static int env_is(const cJSON *env, const char *name, const char *value)
+{
+    const cJSON *v = cJSON_GetObjectItem(env, name);
+    return cJSON_IsString(v) && strcasecmp(v->valuestring, value) == 0;
+}
+
+static int seen(const cJSON *tr, const char *prefix)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, tr)
+    {
+        if (strncmp(it->string, prefix, strlen(prefix)) == 0 && it->valuedouble > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the profile's environment forbids must be absent; the transport its
+ * intent names must be present. Returns NULL when consistent (or when there
+ * were no channels to judge), else a message in buf. */
+const char *dl_ncclog_contradiction(const cJSON *observed, const cJSON *env, const char *intent,
+                                    char *buf, size_t len)
+{
+    const cJSON *tr = cJSON_GetObjectItem(observed, "transports");
+    const cJSON *ch = cJSON_GetObjectItem(observed, "channels");
+    if (!tr || !cJSON_IsNumber(ch) || ch->valuedouble == 0)
+        return NULL;
+    static const struct {
+        const char *var, *value, *transport;
+    } forbids[] = {
+        {"NCCL_P2P_DISABLE", "1", "P2P"},    {"NCCL_SHM_DISABLE", "1", "SHM"},
+        {"NCCL_NET", "Socket", "NET/IB"},    {"NCCL_NET", "IB", "NET/Socket"},
+    };
+    for (size_t i = 0; i < sizeof(forbids) / sizeof(forbids[0]); i++)
+        if (env_is(env, forbids[i].var, forbids[i].value) && seen(tr, forbids[i].transport)) {
+            snprintf(buf, len, "%s=%s but channels ran via %s", forbids[i].var, forbids[i].value,
+                     forbids[i].transport);
+            return buf;
+        }
+    if (env_is(env, "NCCL_NET_GDR_LEVEL", "LOC") && cJSON_IsTrue(cJSON_GetObjectItem(observed, "gdr"))) {
+        snprintf(buf, len, "NCCL_NET_GDR_LEVEL=LOC but channels used GPUDirect RDMA");
+        return buf;
+    }
+    if (intent && *intent && !seen(tr, intent)) {
+        snprintf(buf, len, "intended transport %s was not used by any channel", intent);
+        return buf;
+    }
+    return NULL;
+}
