@@ -1,0 +1,5 @@
+# GPU tests: label "gpu"; skipped (exit 77) with a message where no GPU is visible.
+add_executable(nccl_selftest ${CMAKE_CURRENT_LIST_DIR}/nccl_selftest.c)
+target_link_libraries(nccl_selftest PRIVATE dlcore)
+add_test(NAME gpu_nccl_selftest COMMAND nccl_selftest)
+set_tests_properties(gpu_nccl_selftest PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
