@@ -108,6 +108,16 @@ static dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
     return DL_OK;
 }
 
+/* The same for a collective call, naming the case. */
+static dl_status_t call_ok(nccl_ctx_t *m, ncclResult_t r, const dl_case_t *c)
+{
+    char what[160];
+    snprintf(what, sizeof(what), "%s %s %s %s-place %zu B", c->coll->name,
+             dl_dtype_names[c->dtype], c->coll->has_op ? dl_op_names[c->op] : "",
+             c->place == DL_PLACE_IN ? "in" : "out", c->counts.bytes);
+    return nccl_ok(m, r, what);
+}
+
 static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
 {
     nccl_ctx_t *m = calloc(1, sizeof(*m));
@@ -125,7 +135,7 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
         dl_warn("rank %d: %d ranks on this host share %d GPUs", cfg->rank, cfg->local_size, ndev);
     CUDA_TRY(cudaSetDevice(m->device));
     CUDA_TRY(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
-    CUDA_TRY(cudaMalloc((void **)&m->d_wrong, sizeof(*m->d_wrong)));
+    CUDA_TRY(cudaMalloc((void **)&m->d_wrong, 2 * sizeof(*m->d_wrong)));
     CUDA_TRY(cudaMalloc((void **)&m->d_flag, sizeof(int)));
     CUDA_TRY(cudaMemset(m->d_flag, 0, sizeof(int)));
 
@@ -291,7 +301,7 @@ static dl_status_t ensure_graph(nccl_ctx_t *m, const dl_case_t *c)
     CUDA_TRY(cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
     dl_status_t st = DL_OK;
     for (int i = 0; i < m->graph_iters && st == DL_OK; i++)
-        st = nccl_ok(m, enqueue(m, c), c->coll->name);
+        st = call_ok(m, enqueue(m, c), c);
     cudaError_t e = cudaStreamEndCapture(m->stream, &g);
     if (st != DL_OK)
         return st;
@@ -313,7 +323,7 @@ static dl_status_t launch_unit(nccl_ctx_t *m, const dl_case_t *c)
         cudaError_t e = cudaGraphLaunch(m->graph, m->stream);
         return e == cudaSuccess ? DL_OK : cuda_fail("cudaGraphLaunch", e);
     }
-    return nccl_ok(m, enqueue(m, c), c->coll->name);
+    return call_ok(m, enqueue(m, c), c);
 }
 
 static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
@@ -351,12 +361,26 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
     return DL_OK;
 }
 
+/* Names the first wrong element, so a report says where, not only how many. */
+static void report_first_wrong(nccl_ctx_t *m, const dl_case_t *c, const char *res, size_t i)
+{
+    size_t es = dl_dtype_size(c->dtype);
+    unsigned char got[8];
+    double want = 0;
+    if (cudaMemcpy(got, res + i * es, es, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return;
+    dl_coll_expected(c->coll, c->dtype, c->op, m->rank, m->nranks, c->root, &c->counts, i, &want);
+    dl_warn("rank %d: %s %s %zu B: first wrong element at index %zu of %zu: got %g, want %g",
+            m->rank, c->coll->name, dl_dtype_names[c->dtype], c->counts.bytes, i,
+            c->counts.recv_count, dl_value_load(c->dtype, got, 0), want);
+}
+
 static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
 {
     nccl_ctx_t *m = ctx;
     dl_status_t st = nccl_prepare(ctx, c);
     if (st == DL_OK)
-        st = nccl_ok(m, enqueue(m, c), c->coll->name);
+        st = call_ok(m, enqueue(m, c), c);
     if (st == DL_OK)
         st = wait_stream(m, c->coll->name);
     if (st != DL_OK)
@@ -373,12 +397,14 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
             k.table[i] = dl_pattern_reduced(c->dtype, c->op, m->nranks, (size_t)i);
     dl_dev_type_t t = dev_type(c, m->nranks);
     const char *res = (char *)m->recv + (c->place == DL_PLACE_IN ? c->counts.inplace_recv_offset * es : 0);
-    unsigned long long w = 0;
-    CUDA_TRY(cudaMemsetAsync(m->d_wrong, 0, sizeof(w), m->stream));
+    unsigned long long w[2] = {0, ~0ull}; /* count, first wrong index */
+    CUDA_TRY(cudaMemcpyAsync(m->d_wrong, w, sizeof(w), cudaMemcpyHostToDevice, m->stream));
     CUDA_TRY(dl_dev_check(res, &t, &k, m->d_wrong, m->stream));
-    CUDA_TRY(cudaMemcpyAsync(&w, m->d_wrong, sizeof(w), cudaMemcpyDeviceToHost, m->stream));
+    CUDA_TRY(cudaMemcpyAsync(w, m->d_wrong, sizeof(w), cudaMemcpyDeviceToHost, m->stream));
     st = wait_stream(m, "check");
-    *wrong = w;
+    *wrong = w[0];
+    if (st == DL_OK && w[0])
+        report_first_wrong(m, c, res, w[1]);
     return st;
 }
 

@@ -68,7 +68,10 @@ __global__ static void check_kernel(const void *buf, dl_dev_type_t t, dl_dev_che
             return;
         double want = how == 1 ? c.table[src % 64]
                                : dl_pattern_value(t.narrow, t.is_unsigned, 0, c.op, src_rank, src);
-        mine += !dl_values_match(t.is_float, t.int_avg, t.tol, load(buf, t.dtype, i), want);
+        if (!dl_values_match(t.is_float, t.int_avg, t.tol, load(buf, t.dtype, i), want)) {
+            mine++;
+            atomicMin(&wrong[1], (unsigned long long)i);
+        }
     }
     if (mine)
         atomicAdd(wrong, mine);

@@ -22,7 +22,8 @@ typedef struct {
 cudaError_t dl_dev_fill(void *buf, const dl_dev_type_t *t, int reduces, int op, int rank,
                         size_t count, cudaStream_t s);
 
-/* Counts result elements that differ from what the collective defines.
+/* Counts result elements that differ from what the collective defines
+ * (d_wrong[0]) and keeps the lowest wrong index (d_wrong[1], preset ~0).
  * table: the reduction of the pattern at each residue mod 64 (reductions). */
 typedef struct {
     int coll, rank, nranks, root, op;
