@@ -7,6 +7,7 @@
 int cmd_sweep(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_preflight(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 

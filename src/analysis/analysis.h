@@ -82,6 +82,23 @@ void dl_an_describe(const dl_run_t *r, char *buf, size_t len);
  * with_profile 0 leaves the profile out. */
 int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile);
 
+/* A curve: one profile's rows of one collective by size, in the dtype, op
+ * and placement that best stand for it (float32, sum, out-of-place first).
+ * Bandwidth is busbw, or algbw where busbw is 0 throughout (one rank). */
+#define DL_SMALL_BYTES (64u << 10) /* latency floor: sizes up to 64 KiB */
+typedef struct {
+    const dl_row_t **v;
+    size_t n;
+    int use_algbw;
+    double peak, floor_us;
+    size_t peak_i, i50, i90, floor_i; /* smallest sizes reaching 50%, 90% of peak */
+} dl_curve_t;
+
+dl_status_t dl_curve_get(const dl_run_t *r, const char *profile, const char *coll, dl_curve_t *c);
+void dl_curve_free(dl_curve_t *c);
+double dl_curve_bw(const dl_curve_t *c, size_t i);
+double dl_curve_time_at(const dl_curve_t *c, uint64_t bytes);
+
 /* ---- compare ---- */
 
 typedef enum { DL_V_UNCHANGED, DL_V_NOISE, DL_V_IMPROVEMENT, DL_V_REGRESSION } dl_verdict_t;
@@ -149,6 +166,12 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
 /* Prints the report (text) or writes JSON to f; baseline: a single-node run
  * for the hierarchical all-reduce advice (NULL when none). */
 dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, int json);
+
+/* Internal to report: distinct profile (profiles 1) or collective names in
+ * order of appearance; the advice section (text to f, or into JSON j). */
+struct cJSON;
+size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
+void dl_an_advice(FILE *f, struct cJSON *j, const dl_run_t *r, const dl_run_t *baseline);
 
 /* ---- Prometheus (node_exporter textfile collector) ---- */
 

@@ -1,0 +1,137 @@
+/* Prometheus text for node_exporter's textfile collector: one sample per
+ * result and metric, labelled by what identifies the row, plus one info
+ * series for the run. Written atomically: the collector may read the file
+ * at any moment. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} sbuf_t;
+
+static void put(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void put(sbuf_t *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = b->oom ? 0 : vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (b->oom || (size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        char *nb = realloc(b->buf, b->cap * 2 + (size_t)n);
+        if (!nb) {
+            b->oom = 1;
+            return;
+        }
+        b->buf = nb;
+        b->cap = b->cap * 2 + (size_t)n;
+    }
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_label(sbuf_t *b, const char *name, const char *v, int first)
+{
+    put(b, "%s%s=\"", first ? "" : ",", name);
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            put(b, "\\%c", *v);
+        else if (*v == '\n')
+            put(b, "\\n");
+        else
+            put(b, "%c", *v);
+    }
+    put(b, "\"");
+}
+
+static const struct {
+    const char *name, *help;
+} metrics[] = {
+    {"dlcomm_busbw_gbps", "Bus bandwidth from the mean time, GB/s (1e9 bytes/s)"},
+    {"dlcomm_algbw_gbps", "Algorithm bandwidth (bytes / mean time), GB/s"},
+    {"dlcomm_time_us", "Mean time of one call, slowest rank, microseconds"},
+    {"dlcomm_wrong_elements", "Wrong elements found by the result check, all ranks"},
+};
+
+static double metric_of(const dl_row_t *r, int m)
+{
+    return m == 0 ? r->busbw : m == 1 ? r->algbw : m == 2 ? r->time_us : r->wrong;
+}
+
+static void row_labels(sbuf_t *b, const dl_row_t *r, const char *host)
+{
+    char num[32];
+    put_label(b, "profile", r->profile, 1);
+    put_label(b, "collective", r->collective, 0);
+    put_label(b, "dtype", r->dtype, 0);
+    put_label(b, "op", r->op, 0);
+    put_label(b, "placement", r->placement, 0);
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)r->bytes);
+    put_label(b, "bytes", num, 0);
+    snprintf(num, sizeof(num), "%d", r->ranks);
+    put_label(b, "ranks", num, 0);
+    put_label(b, "host", host, 0);
+    put_label(b, "modelled", r->modelled ? "true" : "false", 0);
+}
+
+static void run_info(sbuf_t *b, const dl_run_t *r)
+{
+    char num[32];
+    put(b, "# HELP dlcomm_run_info The run these figures come from (value is always 1)\n"
+           "# TYPE dlcomm_run_info gauge\ndlcomm_run_info{");
+    put_label(b, "tool", r->tool, 1);
+    put_label(b, "format", dl_fmt_name(r->fmt), 0);
+    put_label(b, "hosts", r->hosts, 0);
+    snprintf(num, sizeof(num), "%d", r->ranks);
+    put_label(b, "ranks", num, 0);
+    snprintf(num, sizeof(num), "%d", r->nhosts);
+    put_label(b, "nodes", num, 0);
+    put_label(b, "nccl_version", r->nccl, 0);
+    put_label(b, "cuda_version", r->cuda, 0);
+    put_label(b, "mpi", r->mpi, 0);
+    put_label(b, "started", r->started, 0);
+    put(b, "} 1\n# HELP dlcomm_profile_ok 1 when the profile finished ok, 0 when it "
+           "timed out, crashed, failed or was skipped\n# TYPE dlcomm_profile_ok gauge\n");
+    for (size_t i = 0; i < r->nprofs; i++) {
+        put(b, "dlcomm_profile_ok{");
+        put_label(b, "profile", r->profs[i].name, 1);
+        put_label(b, "status", r->profs[i].status, 0);
+        put(b, "} %d\n", strcmp(r->profs[i].status, "ok") == 0);
+    }
+}
+
+dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r)
+{
+    sbuf_t b = {.buf = malloc(65536), .cap = 65536};
+    if (!b.buf)
+        return DL_ERR_NOMEM;
+    /* The host label: the first host (rank 0's), where the run was launched. */
+    char host[256];
+    snprintf(host, sizeof(host), "%s", r->hosts);
+    char *comma = strchr(host, ',');
+    if (comma)
+        *comma = '\0';
+    run_info(&b, r);
+    for (size_t m = 0; m < DL_ARRAY_SIZE(metrics); m++) {
+        put(&b, "# HELP %s %s\n# TYPE %s gauge\n", metrics[m].name, metrics[m].help, metrics[m].name);
+        for (size_t i = 0; i < r->nrows; i++) {
+            double v = metric_of(&r->rows[i], (int)m);
+            if (!isfinite(v))
+                continue; /* unknown: no sample rather than a made-up one */
+            put(&b, "%s{", metrics[m].name);
+            row_labels(&b, &r->rows[i], host);
+            put(&b, "} %.9g\n", v);
+        }
+    }
+    dl_status_t st = b.oom ? DL_ERR_NOMEM : dl_write_atomic(path, b.buf, b.len);
+    free(b.buf);
+    return st;
+}

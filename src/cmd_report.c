@@ -1,0 +1,68 @@
+/* dlcomm report RUN: peaks, sizes that reach 50% / 90% of them, latency
+ * floors, the best profile per size band, crossovers and Horovod advice. */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+#include "commands.h"
+
+typedef struct {
+    int json;
+    const char *baseline, *prometheus;
+} report_opts_t;
+
+#define O(f) offsetof(report_opts_t, f)
+static const dl_opt_t report_opts[] = {
+    {"json", 0, DL_OPT_FLAG, "0", NULL, "print JSON instead of text", O(json), NULL},
+    {"baseline", 0, DL_OPT_STR, NULL, "RUN",
+     "a single-node run, to judge hierarchical all-reduce for a multi-node RUN", O(baseline), NULL},
+    {"prometheus", 0, DL_OPT_STR, NULL, "FILE",
+     "also write RUN's figures for node_exporter's textfile collector", O(prometheus), NULL},
+};
+#undef O
+
+static const char usage[] =
+    "usage: dlcomm report RUN [--json] [--baseline RUN1] [--prometheus FILE]\n\n"
+    "RUN: dlcomm run.json, nccl-tests -J JSON or nccl-tests text output. Per collective\n"
+    "and profile: peak busbw, the smallest sizes reaching 50% and 90% of it, the latency\n"
+    "floor (fastest call up to 64 KiB); the best profile per size band (< 64 KiB,\n"
+    "64 KiB - 16 MiB, >= 16 MiB: lowest geometric-mean time over the sizes all profiles\n"
+    "measured); NCCL_ALGO/NCCL_PROTO crossovers; Horovod settings with their figures.";
+
+int cmd_report(int argc, char **argv)
+{
+    report_opts_t o = {0};
+    char *pos[1];
+    int npos = 0, help = 0;
+    dl_status_t st = dl_opts_parse(report_opts, DL_ARRAY_SIZE(report_opts), &o, argc - 1,
+                                   argv + 1, pos, 1, &npos, &help);
+    if (help) {
+        dl_opts_help(stdout, usage, report_opts, DL_ARRAY_SIZE(report_opts));
+        return 0;
+    }
+    if (st != DL_OK)
+        return 2;
+    if (npos != 1) {
+        dl_err("report needs one run (see --help)");
+        return 2;
+    }
+    dl_run_t r, b;
+    int have_base = 0;
+    if (dl_an_load(pos[0], &r) != DL_OK)
+        return 2;
+    if (o.baseline) {
+        if (dl_an_load(o.baseline, &b) != DL_OK) {
+            dl_an_free(&r);
+            return 2;
+        }
+        have_base = 1;
+    }
+    if (o.prometheus)
+        st = dl_an_prometheus(o.prometheus, &r);
+    if (st == DL_OK)
+        st = dl_an_report(stdout, &r, have_base ? &b : NULL, o.json);
+    if (have_base)
+        dl_an_free(&b);
+    dl_an_free(&r);
+    return dl_status_exit_code(st);
+}
