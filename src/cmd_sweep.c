@@ -10,15 +10,17 @@
 
 #include "backends/backends.h"
 #include "commands.h"
+#include "engine/engine.h"
 #include "measure/measure.h"
 #include "results/results.h"
 #include "sys/sys.h"
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
+    const char *profiles, *system;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
-    long root, warmup, iters, min_iters, max_iters;
+    long root, warmup, iters, min_iters, max_iters, sim_nodes, graph_iters;
     int check, quiet;
 } sweep_opts_t;
 
@@ -54,9 +56,20 @@ static const dl_opt_t sweep_opts[] = {
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
     {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
     {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
-    {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto, mpi, nccl or sim", O(backend), NULL},
+    {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto (nccl if it works here, else mpi), mpi, nccl or sim",
+     O(backend), NULL},
+    {"profiles", 'p', DL_OPT_STR, NULL, "LIST",
+     "profiles (names or .json paths; default: default), each in fresh worker processes (nccl, sim)",
+     O(profiles), NULL},
+    {"system", 0, DL_OPT_STR, NULL, "FILE", "sim: system description, name or path (default h200-sxm-8)",
+     O(system), NULL},
+    {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(sim_nodes),
+     nonneg_long},
+    {"graph-iters", 0, DL_OPT_INT, "0", "N", "nccl: iterations per CUDA graph (0: no graphs)",
+     O(graph_iters), nonneg_long},
     {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)", O(out), NULL},
-    {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC", "deadline for one size (mpi): the job is aborted past it",
+    {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC",
+     "no progress for SEC: a worker's profile is ended and reported (mpi: the job is aborted)",
      O(timeout), positive},
     {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout", O(quiet), NULL},
 };
@@ -261,6 +274,146 @@ static cJSON *run_header(const sweep_opts_t *o, int argc, char **argv, cJSON *fi
     return run;
 }
 
+/* What a worker sweep needs beyond the options: the profiles and, for the
+ * sim, its system description. Checked before any file is written. */
+typedef struct {
+    dl_profile_t *profiles;
+    int nprofiles;
+    char system[1024];
+    int sys_nodes, sys_gpus;
+} sweep_inputs_t;
+
+static dl_status_t load_inputs(const sweep_opts_t *o, const dl_backend_ops_t *be, int rank,
+                               sweep_inputs_t *in)
+{
+    memset(in, 0, sizeof(*in));
+    if (strcmp(be->name, "mpi") == 0) {
+        if (o->profiles && rank == 0)
+            dl_err("-p needs a worker backend (--backend nccl or sim): MPI's own settings are "
+                   "fixed at launch, so the mpi backend runs one implicit profile");
+        return o->profiles ? DL_ERR_USAGE : DL_OK;
+    }
+    dl_log_set_mute(rank != 0); /* every rank finds the same mistake; rank 0 says it */
+    dl_status_t st = dl_profiles_load(o->profiles ? o->profiles : "default", &in->profiles,
+                                      &in->nprofiles);
+    if (st == DL_OK && strcmp(be->name, "sim") == 0) {
+        const char *name = o->system ? o->system : "h200-sxm-8";
+        if (dl_data_find("DLCOMM_SYSTEMS", "systems", name, in->system, sizeof(in->system))) {
+            dl_err("--system %s: no such file (names are looked up in topologies/systems)", name);
+            st = DL_ERR_INPUT;
+        } else {
+            st = dl_sim_system_check(in->system, &in->sys_nodes, &in->sys_gpus);
+        }
+    }
+    dl_log_set_mute(0);
+    return st;
+}
+
+static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_ops_t *be)
+{
+    cJSON *pj = dl_run_add_profile(run, p->name, be->name, be->modelled);
+    cJSON_AddStringToObject(pj, "description", p->description);
+    cJSON_AddStringToObject(pj, "file", p->path);
+    cJSON *env = cJSON_AddObjectToObject(pj, "env");
+    for (int i = 0; i < p->nenv; i++) {
+        char k[256];
+        const char *eq = strchr(p->env[i], '=');
+        snprintf(k, sizeof(k), "%.*s", (int)(eq - p->env[i]), p->env[i]);
+        cJSON_AddStringToObject(env, k, eq + 1);
+    }
+    cJSON_AddItemToObject(pj, "intent", cJSON_Duplicate(p->intent, 1));
+    return pj;
+}
+
+/* The one implicit profile of the mpi backend: the supervisors measure. */
+static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t *be,
+                                 sweep_out_t *out, double timeout)
+{
+    MPI_Comm world = MPI_COMM_WORLD;
+    int local_rank = 0, local_size = 1;
+    dl_sys_local_rank(world, &local_rank, &local_size);
+    dl_backend_cfg_t cfg = {.rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
+                            .local_size = local_size, .comm = &world, .profile_name = "mpi"};
+    void *ctx = NULL;
+    dl_status_t st = be->init(&cfg, &ctx);
+    g_timeout = timeout;
+    atomic_store(&g_case_started, dl_now());
+    pthread_t tid;
+    pthread_create(&tid, NULL, deadline_thread, NULL);
+    pthread_detach(tid);
+
+    dl_xcomm_t x;
+    dl_xcomm_mpi_init(&x, &world);
+    if (st == DL_OK)
+        st = dl_plan_run(&sp->plan, be, ctx, &x, on_result, out);
+    atomic_store(&g_case_started, 0.0);
+    if (ctx)
+        be->fini(ctx);
+    return st;
+}
+
+/* Every profile in worker processes, one after the other; a failed one is
+ * recorded and the next runs. *stop: interrupted, or the job cannot go on. */
+static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
+                               const sweep_inputs_t *in, const dl_backend_ops_t *be,
+                               sweep_out_t *out, int *stop)
+{
+    MPI_Comm world = MPI_COMM_WORLD;
+    int local_rank = 0, local_size = 1, nodes = 0;
+    dl_sys_local_rank(world, &local_rank, &local_size);
+    int first = local_rank == 0;
+    MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, world);
+    int sim = strcmp(be->name, "sim") == 0;
+    int sim_nodes = o->sim_nodes > 0 ? (int)o->sim_nodes : in->sys_nodes;
+    dl_engine_cfg_t ec = {.plan = &sp->plan, .backend = be->name, .system_path = in->system,
+                          .sim_nodes = sim_nodes, .graph_iters = (int)o->graph_iters,
+                          .timeout_s = o->timeout, .run_dir = out->outdir, .world = world,
+                          .rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
+                          .local_size = local_size, .on_result = on_result, .cb_arg = out};
+    dl_engine_t *e = NULL;
+    dl_status_t worst = dl_engine_open(&ec, &e);
+    if (worst != DL_OK)
+        return worst;
+    dl_engine_signals_install();
+    if (sim) /* the model's rank count, not the processes carrying it */
+        out->nranks = sim_nodes * in->sys_gpus;
+    for (int i = 0; i < in->nprofiles && !*stop; i++) {
+        const dl_profile_t *p = &in->profiles[i];
+        char why[160], label[128];
+        /* The sim models the system it is given: its node count decides. */
+        const char *skip = dl_profile_skip_reason(p, sim ? sim_nodes : nodes, why, sizeof(why));
+        cJSON *pj = out->rank == 0 ? profile_json(out->run, p, be) : NULL;
+        if (skip) {
+            if (pj) {
+                cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString("skipped"));
+                cJSON_AddStringToObject(pj, "reason", skip);
+                dl_info("profile %s skipped: %s", p->name, skip);
+            }
+        } else {
+            snprintf(label, sizeof(label), "%s%s", p->name, be->modelled ? " (modelled)" : "");
+            out->profile = pj;
+            out->profile_name = label;
+            out->cur = NULL;
+            uint64_t wrong_before = out->wrong;
+            dl_prof_status_t ps;
+            worst = dl_status_worse(worst, dl_engine_run_profile(e, p, pj, &ps));
+            dl_progress_end();
+            if (pj && ps == DL_PROF_OK)
+                cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString(
+                                              out->wrong > wrong_before ? "wrong" : "ok"));
+            *stop = ps == DL_PROF_INTERRUPTED || dl_engine_broken(e);
+        }
+        if (out->rank == 0 && out->io == DL_OK) /* a finished profile is never lost */
+            out->io = dl_run_write(out->run, out->outdir);
+    }
+    if (!dl_engine_broken(e)) /* only rank 0 saw the results */
+        MPI_Bcast(&out->wrong, 1, MPI_UINT64_T, 0, world);
+    else
+        *stop = 2;
+    dl_engine_close(e);
+    return worst;
+}
+
 static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, char **argv)
 {
     int rank, nranks;
@@ -276,50 +429,40 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
     const dl_backend_ops_t *be = pick_backend(o->backend, rank);
     if (!be)
         return 2;
-    if (strcmp(be->name, "mpi") != 0) {
-        if (rank == 0)
-            dl_err("--backend %s runs in worker processes, which this build does not have yet",
-                   be->name);
+    int workers = strcmp(be->name, "mpi") != 0;
+    sweep_inputs_t in;
+    dl_status_t st = load_inputs(o, be, rank, &in);
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    char dir[1024];
+    if (prepare_outdir(o, rank, dir, sizeof(dir)) != DL_OK) {
+        dl_profiles_free(in.profiles, in.nprofiles);
         return 2;
     }
-    char dir[1024];
-    if (prepare_outdir(o, rank, dir, sizeof(dir)) != DL_OK)
-        return 2;
 
     cJSON *fp = dl_sys_fingerprint(world, NULL);
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
-                       .profile_name = "mpi", .total = dl_plan_cases(&sp->plan)};
+                       .profile_name = "mpi",
+                       .total = dl_plan_cases(&sp->plan) * (size_t)(workers ? in.nprofiles : 1)};
     if (rank == 0) {
         out.run = run_header(o, argc, argv, fp);
-        out.profile = dl_run_add_profile(out.run, "mpi", be->name, be->modelled);
+        if (!workers)
+            out.profile = dl_run_add_profile(out.run, "mpi", be->name, be->modelled);
+        else if (be->modelled)
+            cJSON_AddStringToObject(out.run, "system", in.system);
     }
-    int local_rank = 0, local_size = 1;
-    dl_sys_local_rank(world, &local_rank, &local_size);
-    dl_backend_cfg_t cfg = {.rank = rank, .nranks = nranks, .local_rank = local_rank,
-                            .local_size = local_size, .comm = &world, .profile_name = "mpi"};
-    void *ctx = NULL;
-    dl_status_t st = be->init(&cfg, &ctx);
-    g_timeout = o->timeout;
-    atomic_store(&g_case_started, dl_now());
-    pthread_t tid;
-    pthread_create(&tid, NULL, deadline_thread, NULL);
-    pthread_detach(tid);
-
-    dl_xcomm_t x;
-    dl_xcomm_mpi_init(&x, &world);
-    if (st == DL_OK)
-        st = dl_plan_run(&sp->plan, be, ctx, &x, on_result, &out);
-    atomic_store(&g_case_started, 0.0);
-    if (ctx)
-        be->fini(ctx);
+    int stop = 0;
+    st = workers ? run_workers(o, sp, &in, be, &out, &stop) : run_inprocess(sp, be, &out, o->timeout);
+    dl_profiles_free(in.profiles, in.nprofiles);
     dl_progress_end();
 
     if (st == DL_OK && out.wrong)
         st = DL_ERR_CHECK;
     if (rank == 0) {
         const char *pst = st == DL_OK ? "ok" : st == DL_ERR_CHECK ? "wrong" : "error";
-        cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
-        if (st != DL_OK && st != DL_ERR_CHECK)
+        if (!workers) /* worker profiles carry their own status */
+            cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
+        if (!workers && st != DL_OK && st != DL_ERR_CHECK)
             cJSON_AddStringToObject(out.profile, "reason", dl_status_str(st));
         cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
         dl_status_t io = dl_run_write(out.run, dir);
@@ -331,6 +474,10 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
         if (io != DL_OK)
             st = dl_status_worse(st, io);
         cJSON_Delete(out.run);
+    }
+    if (stop == 2) { /* a peer is gone: MPI cannot finish cleanly */
+        fflush(NULL);
+        MPI_Abort(world, dl_status_exit_code(st));
     }
     return dl_status_exit_code(st);
 }

@@ -5,6 +5,8 @@
 /* Each returns the process exit code (0 ok, 1 check failed, 2 bad usage or
  * input, 3 the run broke). argv[0] is the subcommand's name. */
 int cmd_sweep(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
+int cmd_worker(int argc, char **argv); /* hidden: started by sweep */
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);

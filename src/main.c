@@ -22,6 +22,8 @@ static const dl_cmd_t commands[] = {
     {"report", cmd_report, "peaks, saturation sizes, best profiles, Horovod and NCCL advice"},
     {"preflight", cmd_preflight, "pass/fail checks before a job, naming the host at fault"},
     {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
+    {"profiles", cmd_profiles, "list the NCCL-settings profiles a sweep can run"},
+    {"__worker", cmd_worker, NULL},
     {"version", cmd_version, "print the version and what this build supports"},
     {"help", cmd_help, "this text"},
 };
@@ -43,7 +45,8 @@ static int cmd_help(int argc, char **argv)
     (void)argc; (void)argv;
     printf("usage: mpirun -np N dlcomm <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        printf("  %-10s %s\n", commands[i].name, commands[i].help);
+        if (commands[i].help) /* internal commands have none */
+            printf("  %-10s %s\n", commands[i].name, commands[i].help);
     printf("\n'dlcomm <command> --help' for a command's options.\n"
            "exit codes: 0 all good; 1 a check failed (wrong data, regression, pre-flight);\n"
            "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");

@@ -71,6 +71,10 @@ extern const dl_backend_ops_t *const dl_backends[];
 extern const size_t dl_backend_count;
 const dl_backend_ops_t *dl_backend_find(const char *name);
 
+/* sim: checks a system description (a topologies/systems file) before a
+ * sweep starts; one line naming the file and the problem, DL_ERR_INPUT. */
+dl_status_t dl_sim_system_check(const char *path, int *nodes, int *gpus_per_node);
+
 /* Fault injection (tests only; off unless DLCOMM_INJECT is set). See README. */
 typedef enum { DL_INJECT_NONE, DL_INJECT_HANG, DL_INJECT_CRASH, DL_INJECT_CORRUPT, DL_INJECT_ERROR,
                DL_INJECT_SLOW } dl_inject_kind_t;

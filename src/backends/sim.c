@@ -1,0 +1,452 @@
+/* The sim backend: an analytic (alpha-beta) model of a system description
+ * (a file in topologies/systems), for planning at scales no one has here and
+ * for running the whole pipeline on machines without GPUs. It runs in a
+ * worker like nccl and reads the same NCCL_* variables the profile set:
+ *   path inside a node  NVLink/PCIe (P2P) -> host memory (NCCL_P2P_DISABLE=1)
+ *                       -> the network (and NCCL_SHM_DISABLE=1)
+ *   path between nodes  IB (GPUDirect unless NCCL_NET_GDR_LEVEL=LOC) or
+ *                       sockets (NCCL_NET=Socket, NCCL_IB_DISABLE=1, no NIC)
+ *   algorithm/protocol  NCCL_ALGO (Ring, Tree: all-reduce only) and NCCL_PROTO
+ *                       (LL, LL128, Simple); unset: the fastest, as NCCL tunes.
+ * Time of one call on M = nodes x gpus_per_node modelled ranks (not the MPI
+ * processes carrying the protocol), ring all-reduce for example:
+ *   launch + 2(M-1) x (path latency + protocol latency)
+ *          + 2(M-1)/M x bytes / (min(path bw) x path efficiency x protocol factor)
+ * Every call gets a small deterministic jitter (the system's "jitter", as a
+ * fraction), so statistics behave as for a measurement and runs repeat
+ * exactly. No data moves: results are not checked (backend_info says so). */
+#include "backends.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+typedef struct {
+    double bw, lat, eff; /* GB/s per GPU per direction (socket: per node), us, fraction */
+} sim_path_t;
+
+enum { P_NVLINK, P_PCIE, P_SHM, P_IB, P_SOCKET, P_COUNT };
+static const char *const path_names[P_COUNT] = {"nvlink", "pcie", "shm", "ib", "socket"};
+
+typedef struct {
+    char name[64];
+    int gpus_per_node, nodes, p2p, nics, gdr;
+    double nic_gbit, launch_us, jitter;
+    sim_path_t path[P_COUNT];
+} sim_system_t;
+
+enum { PR_LL, PR_LL128, PR_SIMPLE, PR_COUNT };
+static const char *const proto_names[PR_COUNT] = {"LL", "LL128", "Simple"};
+/* LL carries 4 bytes of flag per 4 of data; LL128 8 per 120; Simple pays
+ * for its fences in latency. */
+static const double proto_bw[PR_COUNT] = {0.5, 0.92, 1.0};
+static const double proto_lat_us[PR_COUNT] = {0.3, 0.6, 2.0};
+#define TREE_BW 0.9 /* a tree's pipelines keep its links a little less busy */
+
+typedef struct {
+    sim_system_t sys;
+    int rank, nranks, model_ranks, nodes;
+    sim_path_t intra, inter; /* effective hops: bw already x efficiency */
+    const char *intra_name, *inter_name;
+    unsigned algos, protos; /* bit 0 ring, 1 tree; bit i = proto i */
+    uint32_t id_sum;
+    uint64_t calls;
+} sim_ctx_t;
+
+/* ---- the system description ---- */
+
+static dl_status_t sys_bad(const char *path, const char *what, const char *name)
+{
+    dl_err("system %s: %s%s%s", path, what, name ? " " : "", name ? name : "");
+    return DL_ERR_INPUT;
+}
+
+static dl_status_t num(const char *path, const cJSON *o, const char *key, double min, double def,
+                       double *out)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    if (!v) {
+        if (def < 0)
+            return sys_bad(path, "missing", key);
+        *out = def;
+        return DL_OK;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble < min)
+        return sys_bad(path, "must be a number of at least the minimum:", key);
+    *out = v->valuedouble;
+    return DL_OK;
+}
+
+static dl_status_t parse_paths(const char *file, const cJSON *ps, sim_system_t *s)
+{
+    if (!cJSON_IsObject(ps))
+        return sys_bad(file, "\"paths\" must be an object", NULL);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, ps)
+    {
+        int k;
+        for (k = 0; k < P_COUNT && strcmp(p->string, path_names[k]); k++)
+            ;
+        if (k == P_COUNT)
+            return sys_bad(file, "unknown path (nvlink, pcie, shm, ib, socket):", p->string);
+        const cJSON *f;
+        cJSON_ArrayForEach(f, p)
+            if (strcmp(f->string, "bw_gbyte_s") && strcmp(f->string, "lat_us") &&
+                strcmp(f->string, "efficiency"))
+                return sys_bad(file, "unknown key in a path:", f->string);
+        double bw = 0, lat, eff;
+        dl_status_t st = num(file, p, "bw_gbyte_s", 0, k == P_IB ? 0 : -1, &bw);
+        if (st == DL_OK)
+            st = num(file, p, "lat_us", 0, -1, &lat);
+        if (st == DL_OK)
+            st = num(file, p, "efficiency", 0.01, 1.0, &eff);
+        if (st != DL_OK)
+            return st;
+        s->path[k] = (sim_path_t){bw, lat, eff > 1 ? 1 : eff};
+    }
+    if (s->path[P_SHM].bw <= 0 || s->path[P_SOCKET].bw <= 0)
+        return sys_bad(file, "\"paths\" needs at least shm and socket", NULL);
+    return DL_OK;
+}
+
+static dl_status_t parse_system(const char *file, const cJSON *j, sim_system_t *s)
+{
+    static const char *const keys[] = {"name", "description", "gpus_per_node", "nodes", "p2p",
+                                       "nics", "launch_us", "jitter", "paths", "source"};
+    if (!cJSON_IsObject(j))
+        return sys_bad(file, "not a JSON object", NULL);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, j)
+    {
+        size_t k;
+        for (k = 0; k < DL_ARRAY_SIZE(keys) && strcmp(v->string, keys[k]); k++)
+            ;
+        if (k == DL_ARRAY_SIZE(keys))
+            return sys_bad(file, "unknown key", v->string);
+    }
+    const cJSON *name = cJSON_GetObjectItem(j, "name");
+    if (!cJSON_IsString(name))
+        return sys_bad(file, "missing \"name\"", NULL);
+    snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
+    double g, n, nics = 0, gbit = 0;
+    dl_status_t st = num(file, j, "gpus_per_node", 1, -1, &g);
+    if (st == DL_OK)
+        st = num(file, j, "nodes", 1, 1, &n);
+    if (st == DL_OK)
+        st = num(file, j, "launch_us", 0, 5, &s->launch_us);
+    if (st == DL_OK)
+        st = num(file, j, "jitter", 0, 0.005, &s->jitter);
+    const cJSON *nic = cJSON_GetObjectItem(j, "nics");
+    if (st == DL_OK && nic) {
+        st = num(file, nic, "count", 0, -1, &nics);
+        if (st == DL_OK)
+            st = num(file, nic, "speed_gbit_s", 0, nics > 0 ? -1 : 0, &gbit);
+        s->gdr = !cJSON_IsFalse(cJSON_GetObjectItem(nic, "gdr"));
+    }
+    if (st != DL_OK)
+        return st;
+    s->gpus_per_node = (int)g;
+    s->nodes = (int)n;
+    s->nics = (int)nics;
+    s->nic_gbit = gbit;
+    s->p2p = !cJSON_IsFalse(cJSON_GetObjectItem(j, "p2p"));
+    st = parse_paths(file, cJSON_GetObjectItem(j, "paths"), s);
+    if (st == DL_OK && s->nics > 0 && s->path[P_IB].lat <= 0)
+        return sys_bad(file, "NICs need a \"paths\".ib entry (lat_us, efficiency)", NULL);
+    return st;
+}
+
+static dl_status_t load_system(const char *file, sim_system_t *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    memset(s, 0, sizeof(*s));
+    if (!file || !*file || dl_read_file(file, &text, &len) != DL_OK)
+        return sys_bad(file ? file : "(none)", "cannot be read", NULL);
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    dl_status_t st = j ? parse_system(file, j, s) : sys_bad(file, "is not valid JSON", NULL);
+    cJSON_Delete(j);
+    free(text);
+    return st;
+}
+
+dl_status_t dl_sim_system_check(const char *path, int *nodes, int *gpus_per_node)
+{
+    sim_system_t s;
+    dl_status_t st = load_system(path, &s);
+    if (st == DL_OK) {
+        *nodes = s.nodes;
+        *gpus_per_node = s.gpus_per_node;
+    }
+    return st;
+}
+
+/* ---- what the profile's environment selects ---- */
+
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* NCCL_ALGO / NCCL_PROTO: "A,B" selects, "^A" excludes; unset: all. */
+static unsigned env_select(const char *name, const char *const *names, int n)
+{
+    const char *v = getenv(name);
+    unsigned all = (1u << n) - 1, m = 0;
+    if (!v || !*v)
+        return all;
+    int neg = v[0] == '^';
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", v + neg);
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        for (int i = 0; i < n; i++)
+            if (strcasecmp(w, names[i]) == 0)
+                m |= 1u << i;
+    m = neg ? all & ~m : m;
+    return m ? m : all; /* nothing this model knows: NCCL's own choice */
+}
+
+/* The network hop, per node (sockets) or per NIC (IB). */
+static sim_path_t net_path(const sim_ctx_t *c, int per_gpu, const char **name)
+{
+    const sim_system_t *s = &c->sys;
+    const char *net = getenv("NCCL_NET");
+    int ib = s->nics > 0 && !env_on("NCCL_IB_DISABLE") && !(net && strcasecmp(net, "Socket") == 0);
+    if (!ib) {
+        *name = "socket";
+        sim_path_t p = s->path[P_SOCKET];
+        p.bw *= p.eff / (per_gpu ? s->gpus_per_node : 1);
+        return p;
+    }
+    const char *gdr = getenv("NCCL_NET_GDR_LEVEL");
+    int gdr_on = s->gdr && !(gdr && (strcasecmp(gdr, "LOC") == 0 || strcmp(gdr, "0") == 0));
+    *name = gdr_on ? "ib (gpudirect)" : "ib (staged through host memory)";
+    sim_path_t p = s->path[P_IB];
+    double nic = s->nic_gbit / 8.0 * p.eff; /* GB/s per NIC */
+    p.bw = per_gpu ? nic * (s->nics < s->gpus_per_node ? (double)s->nics / s->gpus_per_node : 1)
+                   : nic * s->nics;
+    if (!gdr_on) { /* a bounce through host memory: its bandwidth and a copy's latency */
+        double host = s->path[P_SHM].bw * s->path[P_SHM].eff * (per_gpu ? 1 : s->gpus_per_node);
+        p.bw = p.bw < host ? p.bw : host;
+        p.lat += s->path[P_SHM].lat;
+    }
+    return p;
+}
+
+static void select_paths(sim_ctx_t *c)
+{
+    const sim_system_t *s = &c->sys;
+    int p2p = s->p2p && !env_on("NCCL_P2P_DISABLE");
+    int k = !p2p ? -1 : s->path[P_NVLINK].bw > 0 ? P_NVLINK : P_PCIE;
+    if (k < 0 && !env_on("NCCL_SHM_DISABLE"))
+        k = P_SHM;
+    if (k >= 0) {
+        c->intra = s->path[k];
+        c->intra.bw *= c->intra.eff;
+        c->intra_name = path_names[k];
+    } else {
+        c->intra = net_path(c, 1, &c->intra_name);
+    }
+    c->inter = net_path(c, 0, &c->inter_name);
+    c->algos = env_select("NCCL_ALGO", (const char *const[]){"Ring", "Tree"}, 2);
+    c->protos = env_select("NCCL_PROTO", proto_names, PR_COUNT);
+}
+
+/* ---- the model ---- */
+
+static double model_us(const sim_ctx_t *c, const dl_case_t *k, int tree, int proto)
+{
+    const sim_system_t *s = &c->sys;
+    int m = c->model_ranks, gpn = s->gpus_per_node;
+    double bw = 1e30, lat = 0;
+    if (gpn > 1) {
+        bw = c->intra.bw;
+        lat = c->intra.lat;
+    }
+    if (c->nodes > 1) {
+        bw = bw < c->inter.bw ? bw : c->inter.bw;
+        lat = lat > c->inter.lat ? lat : c->inter.lat;
+    }
+    if (m == 1)
+        return s->launch_us;
+    bw *= proto_bw[proto] * (tree ? TREE_BW : 1) * 1e3; /* bytes per us */
+    lat += proto_lat_us[proto];
+    double b = (double)k->counts.bytes, steps, moved;
+    switch (k->coll->id) {
+    case DL_COLL_ALLREDUCE:
+        steps = tree ? 2.0 * (gpn - 1 + ceil(log2(c->nodes))) : 2.0 * (m - 1);
+        moved = 2.0 * (m - 1) / m * b;
+        break;
+    case DL_COLL_ALLGATHER: case DL_COLL_REDUCESCATTER: case DL_COLL_ALLTOALL:
+        steps = m - 1;
+        moved = (double)(m - 1) / m * b;
+        break;
+    case DL_COLL_SENDRECV:
+        steps = 1;
+        moved = b;
+        break;
+    default: /* broadcast, reduce: a pipelined chain */
+        steps = m - 1;
+        moved = b;
+        break;
+    }
+    return s->launch_us + steps * lat + moved / bw;
+}
+
+/* The fastest allowed algorithm and protocol, as NCCL's tuner picks. */
+static double best_us(const sim_ctx_t *c, const dl_case_t *k)
+{
+    double best = 0;
+    int tree_ok = k->coll->id == DL_COLL_ALLREDUCE && (c->algos & 2);
+    for (int tree = 0; tree < 2; tree++) {
+        if (tree ? !tree_ok : !(c->algos & 1) && tree_ok)
+            continue;
+        for (int p = 0; p < PR_COUNT; p++) {
+            if (!(c->protos & (1u << p)))
+                continue;
+            double t = model_us(c, k, tree, p);
+            if (best == 0 || t < best)
+                best = t;
+        }
+    }
+    return best;
+}
+
+/* A deterministic value in [-1, 1] per (rank, call). */
+static double jitter(uint64_t rank, uint64_t call)
+{
+    uint64_t x = (rank + 1) * 0x9E3779B97F4A7C15ull ^ (call + 1) * 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 31;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 29;
+    return (double)(x >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+/* ---- the ops ---- */
+
+static dl_status_t sim_probe(char *why, size_t len)
+{
+    (void)why; (void)len;
+    return DL_OK; /* a model runs anywhere */
+}
+
+/* The bootstrap id travels as for nccl, so the relay is exercised: the
+ * root makes one, every rank logs the checksum of what it received. */
+static dl_status_t exchange_id(sim_ctx_t *c, const dl_backend_cfg_t *cfg)
+{
+    unsigned char id[128] = {0};
+    if (c->rank == 0) {
+        uint64_t seed = (uint64_t)dl_now() * 1000003u ^ (uint64_t)getpid();
+        for (size_t i = 0; i < sizeof(id); i++)
+            id[i] = (unsigned char)(jitter(seed, i) * 127 + 128);
+    }
+    if (!cfg->bcast_id)
+        return DL_OK;
+    dl_status_t st = cfg->bcast_id(cfg->bcast_arg, id, sizeof(id));
+    if (st != DL_OK)
+        return st;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < sizeof(id); i++)
+        h = (h ^ id[i]) * 16777619u;
+    c->id_sum = h;
+    dl_info("rank %d: bootstrap id checksum %08x (%s)", c->rank, h,
+            c->rank == 0 ? "made here" : "received from rank 0");
+    return DL_OK;
+}
+
+static dl_status_t sim_init(const dl_backend_cfg_t *cfg, void **out)
+{
+    sim_ctx_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return DL_ERR_NOMEM;
+    dl_status_t st = load_system(cfg->system_path, &c->sys);
+    if (st != DL_OK) {
+        free(c);
+        return st;
+    }
+    c->rank = cfg->rank;
+    c->nranks = cfg->nranks;
+    c->nodes = cfg->sim_nodes > 0 ? cfg->sim_nodes : c->sys.nodes;
+    c->model_ranks = c->nodes * c->sys.gpus_per_node;
+    select_paths(c);
+    st = exchange_id(c, cfg);
+    if (st != DL_OK) {
+        free(c);
+        return st;
+    }
+    *out = c;
+    return DL_OK;
+}
+
+static dl_status_t sim_prepare(void *ctx, const dl_case_t *k)
+{
+    (void)ctx; (void)k;
+    return DL_OK;
+}
+
+static dl_status_t sim_run(void *ctx, const dl_case_t *k, int iters, double *times, double *total)
+{
+    sim_ctx_t *c = ctx;
+    double base = best_us(c, k) * 1e-6, sum = 0;
+    for (int i = 0; i < iters; i++) {
+        double t = base * (1 + c->sys.jitter * jitter((uint64_t)c->rank, c->calls++));
+        if (times)
+            times[i] = t;
+        sum += t;
+    }
+    *total = sum;
+    return DL_OK;
+}
+
+static dl_status_t sim_check(void *ctx, const dl_case_t *k, uint64_t *wrong)
+{
+    (void)ctx; (void)k;
+    *wrong = 0; /* no data moves in a model: see "data_checked" */
+    return DL_OK;
+}
+
+static void sim_fini(void *ctx) { free(ctx); }
+
+static void sim_describe(void *ctx, void *json)
+{
+    sim_ctx_t *c = ctx;
+    cJSON *o = json;
+    char buf[16];
+    cJSON_AddStringToObject(o, "system", c->sys.name);
+    cJSON_AddNumberToObject(o, "modelled_ranks", c->model_ranks);
+    cJSON_AddNumberToObject(o, "modelled_nodes", c->nodes);
+    cJSON_AddNumberToObject(o, "gpus_per_node", c->sys.gpus_per_node);
+    cJSON_AddStringToObject(o, "intra_node_path", c->sys.gpus_per_node > 1 ? c->intra_name : "none");
+    cJSON_AddStringToObject(o, "inter_node_path", c->nodes > 1 ? c->inter_name : "none");
+    cJSON_AddNumberToObject(o, "path_bw_gbyte_s", c->nodes > 1 && c->inter.bw < c->intra.bw
+                                                      ? c->inter.bw : c->intra.bw);
+    cJSON *a = cJSON_AddArrayToObject(o, "algorithms");
+    for (int i = 0; i < 2; i++)
+        if (c->algos & (1u << i))
+            cJSON_AddItemToArray(a, cJSON_CreateString(i ? "Tree" : "Ring"));
+    a = cJSON_AddArrayToObject(o, "protocols");
+    for (int i = 0; i < PR_COUNT; i++)
+        if (c->protos & (1u << i))
+            cJSON_AddItemToArray(a, cJSON_CreateString(proto_names[i]));
+    snprintf(buf, sizeof(buf), "%08x", c->id_sum);
+    cJSON_AddStringToObject(o, "bootstrap_id_checksum", buf);
+    cJSON_AddBoolToObject(o, "data_checked", 0);
+}
+
+const dl_backend_ops_t dl_backend_sim = {
+    .name = "sim",
+    .abi = DL_BACKEND_ABI,
+    .modelled = 1,
+    .probe = sim_probe,
+    .init = sim_init,
+    .prepare = sim_prepare,
+    .run = sim_run,
+    .check = sim_check,
+    .fini = sim_fini,
+    .describe = sim_describe,
+};

@@ -1,0 +1,207 @@
+/*
+ * engine: one worker process per (profile, rank). NCCL reads most of its
+ * settings once per process, so every profile runs in fresh processes with
+ * that profile's environment; a hung or crashed worker is killed, reported
+ * with its rank, and the sweep goes on to the next profile.
+ *
+ * Each MPI rank is a supervisor. For a profile it posix_spawns
+ * /proc/self/exe as `dlcomm __worker RUNDIR PROFILE RANK` (no shell) with
+ * the socket on fd 3, stdout/stderr in RUNDIR/workers/PROFILE.rankR.log,
+ * and NCCL_DEBUG_FILE=RUNDIR/workers/PROFILE.rankR.nccl.log. The worker
+ * runs the shared measurement loop (dl_plan_run) against any registered
+ * backend; every cross-rank step of that loop is relayed to its supervisor,
+ * which performs it with non-blocking MPI while still watching its worker.
+ *
+ * Protocol (socketpair, both ends the same executable): every message is a
+ * 12-byte header then `len` payload bytes.
+ *   header  uint32 magic 'DLCW' | uint16 version | uint16 type | uint32 len
+ *   W->S HELLO    uint32 version                     first message
+ *   S->W CONFIG   dl_wire_config_t + nsizes uint64   the plan and the rank
+ *   W->S INFO     JSON text: backend describe() facts (+ "modelled_ranks")
+ *   W->S BCAST_ID blob (root's content matters)      S->W: root's blob
+ *   W->S XC_MAX   n doubles                          S->W: element-wise max
+ *   W->S XC_SUM   n uint64                           S->W: element-wise sum
+ *   W->S XC_GATHER one double                        S->W: nranks doubles (rank 0)
+ *   W->S RESULT   dl_wire_result_t + per-rank arrays (rank 0's worker only)
+ *   W->S DONE     int32 status                       then the worker exits
+ *   W->S ERROR    int32 status, int32 own, text      own: this rank's backend failed
+ * A version mismatch in HELLO ends the profile with an error.
+ *
+ * Faults: a supervisor ends its profile when its worker sends nothing for
+ * --timeout seconds (timeout), closes the socket or dies (crashed), or
+ * reports an error; it then tells every peer (a point-to-point abort
+ * message each supervisor polls for), kills its worker (SIGTERM, then
+ * SIGKILL after a grace period), and joins one agreement per profile
+ * (non-blocking allgather of each rank's outcome) after which every
+ * supervisor knows the profile's status and who failed. The relay runs on
+ * a communicator of its own per profile, abandoned when the profile fails,
+ * so a half-done relay step never meets the agreement.
+ *
+ * Fault injection (DLCOMM_INJECT): measuring backends (mpi, nccl) plant
+ * the faults themselves where they are realistic; for a modelled backend
+ * (sim) the worker plants them around its run/check (dl_engine_inject_wrap).
+ */
+#ifndef DL_ENGINE_H
+#define DL_ENGINE_H
+
+#include <cjson/cJSON.h>
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../measure/measure.h"
+
+#define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
+#define DL_WIRE_VERSION 1
+#define DL_WIRE_MAX_LEN (64u << 20)
+
+typedef enum {
+    DL_MSG_HELLO = 1,
+    DL_MSG_CONFIG,
+    DL_MSG_INFO,
+    DL_MSG_BCAST_ID,
+    DL_MSG_XC_MAX,
+    DL_MSG_XC_SUM,
+    DL_MSG_XC_GATHER,
+    DL_MSG_RESULT,
+    DL_MSG_DONE,
+    DL_MSG_ERROR,
+} dl_msg_type_t;
+
+typedef struct {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+    uint32_t len;
+} dl_wire_hdr_t;
+
+/* Both ends are the same executable, so fixed-layout structs are safe;
+ * pointers never travel (collectives go by id). */
+typedef struct {
+    uint32_t colls, dtypes, ops, places;
+    int32_t root, warmup, iters, min_iters, max_iters, check;
+    double ci_target, budget_s, deadline_s;
+    int32_t rank, nranks, local_rank, local_size, sim_nodes, graph_iters;
+    char backend[32], profile[64], system_path[1024], run_dir[1024];
+    uint32_t nsizes; /* followed by nsizes uint64 sizes */
+} dl_wire_config_t;
+
+typedef struct {
+    int32_t coll, dtype, op, place, root, nranks, converged, status;
+    uint64_t bytes_requested, wrong;
+    dl_counts_t counts;
+    dl_stats_t t;
+    double avg_s, algbw_gbps, busbw_gbps;
+    uint32_t arrays; /* 1: nranks uint64 wrong_per_rank, nranks double rank_mean_s follow */
+} dl_wire_result_t;
+
+/* A message in memory. */
+typedef struct {
+    uint16_t type;
+    uint32_t len;
+    void *data; /* malloc'd, NUL-terminated one past len */
+} dl_msg_t;
+
+dl_status_t dl_msg_send(int fd, uint16_t type, const void *data, uint32_t len);
+dl_status_t dl_msg_send2(int fd, uint16_t type, const void *a, uint32_t alen, const void *b,
+                         uint32_t blen);
+/* Blocking read of one message. DL_ERR_CRASH on EOF, DL_ERR_COMM on bad framing. */
+dl_status_t dl_msg_recv(int fd, dl_msg_t *m);
+void dl_msg_free(dl_msg_t *m);
+
+/* ---- profiles (topologies/profiles/NAME.json or a path) ---- */
+
+typedef struct {
+    char name[64];
+    char path[1024];
+    char description[256];
+    char **env; /* "KEY=VALUE", nenv entries */
+    int nenv;
+    cJSON *intent;       /* owned */
+    int min_nodes, max_nodes; /* applies_when; 0 = no bound */
+} dl_profile_t;
+
+/* Names or .json paths, comma-separated. Unknown name or malformed file:
+ * one line naming the file and the problem, DL_ERR_INPUT. */
+dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n);
+dl_status_t dl_profile_load_file(const char *path, dl_profile_t *p);
+void dl_profiles_free(dl_profile_t *p, int n);
+/* NULL when it applies to a run of `nodes` nodes, else the reason (static buffer in p). */
+const char *dl_profile_skip_reason(const dl_profile_t *p, int nodes, char *buf, size_t len);
+/* Every profile in the search path (first of each name wins); caller frees. */
+dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n);
+
+/* Data folders: $ENVVAR (colon-separated) first, then topologies/SUB beside
+ * the executable (<exe dir>/../topologies/SUB, <exe dir>/../../topologies/SUB)
+ * and <exe dir>/../share/dlcomm/SUB. Returns the count filled. */
+int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max);
+/* NAME (no slash, no .json) searched in those folders as NAME.json; a path as is. */
+dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, char *path,
+                         size_t len);
+
+/* ---- the supervisor side ---- */
+
+typedef struct {
+    const dl_plan_t *plan;
+    const char *backend;     /* registered non-mpi backend name */
+    const char *system_path; /* sim */
+    int sim_nodes, graph_iters;
+    double timeout_s;        /* no message from the worker for this long: hung */
+    const char *run_dir;
+    MPI_Comm world;          /* duplicated by dl_engine_open */
+    int rank, nranks, local_rank, local_size;
+    dl_result_cb_t on_result; /* rank 0: each result of the profile */
+    void *cb_arg;
+} dl_engine_cfg_t;
+
+typedef struct dl_engine dl_engine_t;
+
+dl_status_t dl_engine_open(const dl_engine_cfg_t *cfg, dl_engine_t **out);
+void dl_engine_close(dl_engine_t *e);
+/* The per-profile agreement could not complete (a peer is gone): no more MPI. */
+int dl_engine_broken(const dl_engine_t *e);
+
+/* The outcome of one profile, the same on every rank. */
+typedef enum {
+    DL_PROF_OK,
+    DL_PROF_ERROR,
+    DL_PROF_TIMEOUT,
+    DL_PROF_CRASHED,
+    DL_PROF_INTERRUPTED,
+} dl_prof_status_t;
+const char *dl_prof_status_str(dl_prof_status_t s);
+
+/* Runs one profile on every rank (collective over cfg->world). On rank 0,
+ * prof_json (the profile's run.json object) receives status, reason,
+ * failures[] {rank, kind, reason}, backend facts, env and intent; results
+ * go through cfg->on_result. *modelled_ranks: what the backend models (0:
+ * the real ranks). Returns DL_OK unless the profile failed (then the status
+ * that ended it; DL_ERR_INTERNAL when interrupted by a signal). */
+dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *prof_json,
+                                  dl_prof_status_t *pst);
+
+/* SIGINT/SIGTERM handlers that make the supervisor end its workers and
+ * stop; dl_engine_interrupted() says whether one arrived. */
+void dl_engine_signals_install(void);
+int dl_engine_interrupted(void);
+
+/* ---- the worker side ---- */
+
+/* `dlcomm __worker RUNDIR PROFILE RANK`: the socket is fd 3. Exit code as usual. */
+int dl_worker_main(int fd);
+
+/* Wraps a backend so DLCOMM_INJECT faults happen in a modelled backend's worker:
+ * hang (run blocks forever), crash (SIGSEGV), error (run fails), slow
+ * (times x factor), corrupt (check counts one wrong element). */
+typedef struct {
+    const dl_backend_ops_t *inner;
+    void *ctx;
+    dl_inject_kind_t kind;
+    double factor;
+    int rank;
+    int own_failure; /* set when this rank's backend (not a peer) failed */
+} dl_inject_wrap_t;
+extern const dl_backend_ops_t dl_engine_inject_ops;
+dl_status_t dl_engine_inject_wrap(dl_inject_wrap_t *w, const dl_backend_ops_t *inner, void *ctx,
+                                  int rank, const char *profile);
+
+#endif

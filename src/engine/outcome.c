@@ -1,0 +1,115 @@
+/* How a profile ended, agreed by every supervisor: each rank's outcome is
+ * gathered by all, so every rank takes the same decision and rank 0
+ * records who failed and why. */
+#include "supervisor.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void dl_outcome_set(dl_prof_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
+{
+    r->me.kind = k;
+    r->me.status = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->me.reason, sizeof(r->me.reason), fmt, ap);
+    va_end(ap);
+}
+
+void dl_outcome_notify_peers(dl_prof_run_t *r)
+{
+    static int one = 1; /* a send buffer that outlives the request */
+    const dl_engine_cfg_t *c = &r->e->cfg;
+    for (int i = 0; i < c->nranks; i++) {
+        if (i == c->rank)
+            continue;
+        MPI_Request req;
+        if (MPI_Isend(&one, 1, MPI_INT, i, r->abort_tag, r->e->ctl, &req) == MPI_SUCCESS)
+            MPI_Request_free(&req);
+    }
+}
+
+int dl_outcome_agree(dl_prof_run_t *r, dl_rank_outcome_t *all)
+{
+    const dl_engine_cfg_t *c = &r->e->cfg;
+    MPI_Request req;
+    if (MPI_Iallgather(&r->me, sizeof(r->me), MPI_BYTE, all, sizeof(r->me), MPI_BYTE,
+                       r->e->ctl, &req) != MPI_SUCCESS)
+        return -1;
+    /* Every peer's waits are bounded by the timeout; past that (or soon
+     * after a signal) a peer is gone and the job cannot agree any more. */
+    double start = dl_now(), limit = c->timeout_s + 30;
+    struct timespec ms = {0, 1000000L};
+    for (int flag = 0;;) {
+        MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        if (flag)
+            return 0;
+        double waited = dl_now() - start;
+        if (waited > limit || (dl_engine_interrupted() && waited > 10))
+            return -1;
+        nanosleep(&ms, NULL);
+    }
+}
+
+static const char *const kind_names[] = {"ok", "peer", "error_from_peer", "timeout_waiting_on_peers",
+                                         "interrupted", "error", "timeout", "crashed"};
+
+const char *dl_prof_status_str(dl_prof_status_t s)
+{
+    static const char *const n[] = {"ok", "error", "timeout", "crashed", "interrupted"};
+    return n[s];
+}
+
+static dl_prof_status_t status_of(int kind)
+{
+    switch (kind) {
+    case DL_RK_OK: return DL_PROF_OK;
+    case DL_RK_CRASHED: return DL_PROF_CRASHED;
+    case DL_RK_TIMEOUT: case DL_RK_TIMEOUT_WAIT: return DL_PROF_TIMEOUT;
+    case DL_RK_INTERRUPTED: return DL_PROF_INTERRUPTED;
+    default: return DL_PROF_ERROR;
+    }
+}
+
+static void record_json(dl_prof_run_t *r, const dl_rank_outcome_t *all, int worst,
+                        dl_prof_status_t ps)
+{
+    cJSON *pj = r->prof_json;
+    int n = r->e->cfg.nranks;
+    cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString(dl_prof_status_str(ps)));
+    cJSON *fr = cJSON_AddArrayToObject(pj, "failed_ranks");
+    cJSON *fl = cJSON_AddArrayToObject(pj, "failures");
+    char reason[320] = "";
+    for (int i = 0; i < n; i++) {
+        if (all[i].kind == DL_RK_OK || all[i].kind == DL_RK_PEER)
+            continue;
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddNumberToObject(f, "rank", i);
+        cJSON_AddStringToObject(f, "kind", kind_names[all[i].kind]);
+        cJSON_AddStringToObject(f, "reason", all[i].reason);
+        cJSON_AddItemToArray(fl, f);
+        if (all[i].kind != worst)
+            continue;
+        cJSON_AddItemToArray(fr, cJSON_CreateNumber(i));
+        if (!reason[0])
+            snprintf(reason, sizeof(reason), "rank %d: %s", i, all[i].reason);
+    }
+    cJSON_AddStringToObject(pj, "reason", reason);
+}
+
+dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *all)
+{
+    int n = r->e->cfg.nranks, worst = DL_RK_OK;
+    for (int i = 0; i < n; i++)
+        if (all[i].kind > worst)
+            worst = all[i].kind;
+    dl_prof_status_t ps = status_of(worst);
+    if (r->e->cfg.rank == 0 && r->prof_json && ps != DL_PROF_OK) {
+        record_json(r, all, worst, ps);
+        dl_err("profile %s: %s: %s", r->p->name, dl_prof_status_str(ps),
+               cJSON_GetObjectItem(r->prof_json, "reason")->valuestring);
+    }
+    return ps;
+}

@@ -1,0 +1,236 @@
+/* Profiles: named sets of NCCL settings, one JSON file each. A malformed
+ * file stops the run before anything starts (exit 2, naming the file). */
+#include "engine.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const known_keys[] = {"name", "description", "env", "intent", "applies_when"};
+static const char *const known_when[] = {"min_nodes", "max_nodes"};
+
+static int in_list(const char *s, const char *const *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, l[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static dl_status_t bad(const char *path, const char *what, const char *detail)
+{
+    dl_err("profile %s: %s%s%s", path, what, detail ? " " : "", detail ? detail : "");
+    return DL_ERR_INPUT;
+}
+
+static dl_status_t load_env(const char *path, const cJSON *env, dl_profile_t *p)
+{
+    if (!cJSON_IsObject(env))
+        return bad(path, "\"env\" must be an object of NAME: \"value\"", NULL);
+    p->env = calloc((size_t)cJSON_GetArraySize(env) + 1, sizeof(char *));
+    const cJSON *v;
+    cJSON_ArrayForEach(v, env)
+    {
+        if (!cJSON_IsString(v))
+            return bad(path, "env value is not a string:", v->string);
+        if (!*v->string || strchr(v->string, '='))
+            return bad(path, "env name is not a variable name:", v->string);
+        /* NVLink multicast stays off on shared hosts: a profile may only
+         * repeat that, never turn it on. */
+        if (strcmp(v->string, "NCCL_NVLS_ENABLE") == 0 && strcmp(v->valuestring, "0") != 0)
+            return bad(path, "NCCL_NVLS_ENABLE may only be \"0\" in a profile", NULL);
+        size_t len = strlen(v->string) + strlen(v->valuestring) + 2;
+        char *kv = malloc(len);
+        snprintf(kv, len, "%s=%s", v->string, v->valuestring);
+        p->env[p->nenv++] = kv;
+    }
+    return DL_OK;
+}
+
+static dl_status_t load_when(const char *path, const cJSON *w, dl_profile_t *p)
+{
+    if (!w)
+        return DL_OK;
+    if (!cJSON_IsObject(w))
+        return bad(path, "\"applies_when\" must be an object", NULL);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, w)
+    {
+        if (!in_list(v->string, known_when, DL_ARRAY_SIZE(known_when)))
+            return bad(path, "unknown key in applies_when:", v->string);
+        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != (int)v->valuedouble)
+            return bad(path, "applies_when value must be a whole number >= 1:", v->string);
+    }
+    const cJSON *mn = cJSON_GetObjectItem(w, "min_nodes"), *mx = cJSON_GetObjectItem(w, "max_nodes");
+    p->min_nodes = mn ? mn->valueint : 0;
+    p->max_nodes = mx ? mx->valueint : 0;
+    return DL_OK;
+}
+
+static dl_status_t load_tree(const char *path, const cJSON *j, dl_profile_t *p)
+{
+    if (!cJSON_IsObject(j))
+        return bad(path, "not a JSON object", NULL);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, j)
+        if (!in_list(v->string, known_keys, DL_ARRAY_SIZE(known_keys)))
+            return bad(path, "unknown key", v->string);
+    const cJSON *name = cJSON_GetObjectItem(j, "name"), *desc = cJSON_GetObjectItem(j, "description");
+    const cJSON *env = cJSON_GetObjectItem(j, "env"), *intent = cJSON_GetObjectItem(j, "intent");
+    if (!cJSON_IsString(name) || !*name->valuestring)
+        return bad(path, "missing \"name\" (a non-empty string)", NULL);
+    if (strlen(name->valuestring) >= sizeof(p->name) || strpbrk(name->valuestring, "/ :,"))
+        return bad(path, "\"name\" must be short, without '/', ':', ',' or spaces", NULL);
+    if (!env)
+        return bad(path, "missing \"env\" (an object, may be empty)", NULL);
+    if (desc && !cJSON_IsString(desc))
+        return bad(path, "\"description\" must be a string", NULL);
+    if (intent && !cJSON_IsObject(intent))
+        return bad(path, "\"intent\" must be an object", NULL);
+    snprintf(p->name, sizeof(p->name), "%s", name->valuestring);
+    snprintf(p->description, sizeof(p->description), "%s", desc ? desc->valuestring : "");
+    p->intent = intent ? cJSON_Duplicate(intent, 1) : cJSON_CreateObject();
+    dl_status_t st = load_env(path, env, p);
+    if (st == DL_OK)
+        st = load_when(path, cJSON_GetObjectItem(j, "applies_when"), p);
+    return st;
+}
+
+static void profile_clear(dl_profile_t *p)
+{
+    for (int i = 0; i < p->nenv; i++)
+        free(p->env[i]);
+    free(p->env);
+    cJSON_Delete(p->intent);
+    memset(p, 0, sizeof(*p));
+}
+
+dl_status_t dl_profile_load_file(const char *path, dl_profile_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->path, sizeof(p->path), "%s", path);
+    char *text = NULL;
+    size_t len = 0;
+    if (dl_read_file(path, &text, &len) != DL_OK)
+        return bad(path, "cannot be read", NULL);
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    dl_status_t st;
+    if (!j) {
+        const char *where = cJSON_GetErrorPtr();
+        char near[48] = "";
+        if (where && where >= text && where <= text + len)
+            snprintf(near, sizeof(near), "(near byte %ld)", (long)(where - text));
+        st = bad(path, "is not valid JSON", near[0] ? near : NULL);
+    } else {
+        st = load_tree(path, j, p);
+    }
+    cJSON_Delete(j);
+    free(text);
+    if (st != DL_OK)
+        profile_clear(p);
+    return st;
+}
+
+void dl_profiles_free(dl_profile_t *p, int n)
+{
+    for (int i = 0; p && i < n; i++)
+        profile_clear(&p[i]);
+    free(p);
+}
+
+dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
+{
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", list);
+    int cap = 1;
+    for (const char *c = buf; *c; c++)
+        cap += *c == ',';
+    dl_profile_t *ps = calloc((size_t)cap, sizeof(*ps));
+    int k = 0;
+    dl_status_t st = DL_OK;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w && st == DL_OK; w = strtok_r(NULL, ",", &save)) {
+        char path[1024];
+        if (dl_data_find("DLCOMM_PROFILES", "profiles", w, path, sizeof(path)) != DL_OK) {
+            dl_err("profile '%s': no such file%s (see dlcomm profiles)", w,
+                   strchr(w, '/') ? "" : " in the profile search path");
+            st = DL_ERR_INPUT;
+            break;
+        }
+        st = dl_profile_load_file(path, &ps[k]);
+        if (st != DL_OK)
+            break;
+        for (int i = 0; i < k; i++)
+            if (strcmp(ps[i].name, ps[k].name) == 0) {
+                dl_err("profile '%s' is listed twice (%s)", ps[k].name, path);
+                st = DL_ERR_USAGE;
+            }
+        k++;
+    }
+    if (st == DL_OK && k == 0) {
+        dl_err("-p: no profile named");
+        st = DL_ERR_USAGE;
+    }
+    if (st != DL_OK) {
+        dl_profiles_free(ps, k);
+        return st;
+    }
+    *out = ps;
+    *n = k;
+    return DL_OK;
+}
+
+const char *dl_profile_skip_reason(const dl_profile_t *p, int nodes, char *buf, size_t len)
+{
+    if (p->min_nodes && nodes < p->min_nodes)
+        snprintf(buf, len, "applies_when min_nodes %d: this run has %d node%s", p->min_nodes,
+                 nodes, nodes == 1 ? "" : "s");
+    else if (p->max_nodes && nodes > p->max_nodes)
+        snprintf(buf, len, "applies_when max_nodes %d: this run has %d nodes", p->max_nodes, nodes);
+    else
+        return NULL;
+    return buf;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const dl_profile_t *)a)->name, ((const dl_profile_t *)b)->name);
+}
+
+dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n)
+{
+    char dirs[8][1024];
+    int nd = dl_data_dirs("DLCOMM_PROFILES", "profiles", dirs, 8), k = 0, cap = 16;
+    dl_profile_t *ps = calloc((size_t)cap, sizeof(*ps));
+    dl_status_t st = DL_OK;
+    for (int d = 0; d < nd; d++) {
+        DIR *dh = opendir(dirs[d]);
+        struct dirent *de;
+        while (dh && (de = readdir(dh))) {
+            size_t l = strlen(de->d_name);
+            if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
+                continue;
+            if (k == cap)
+                ps = realloc(ps, (size_t)(cap *= 2) * sizeof(*ps));
+            char path[2048];
+            snprintf(path, sizeof(path), "%s/%s", dirs[d], de->d_name);
+            if (dl_profile_load_file(path, &ps[k]) != DL_OK) {
+                st = DL_ERR_INPUT;
+                continue;
+            }
+            int dup = 0;
+            for (int i = 0; i < k; i++)
+                dup |= strcmp(ps[i].name, ps[k].name) == 0;
+            if (dup)
+                profile_clear(&ps[k]);
+            else
+                k++;
+        }
+        if (dh)
+            closedir(dh);
+    }
+    qsort(ps, (size_t)k, sizeof(*ps), by_name);
+    *out = ps;
+    *n = k;
+    return st;
+}

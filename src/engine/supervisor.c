@@ -1,0 +1,336 @@
+/* The supervisor's side of one profile: start the worker, answer its
+ * relay requests with non-blocking MPI while watching it, end it. */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KILL_GRACE_S 2.0
+#define EXIT_GRACE_S 10.0
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_signal(int sig) { g_interrupted = sig; }
+
+void dl_engine_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int dl_engine_interrupted(void) { return g_interrupted != 0; }
+
+dl_status_t dl_engine_open(const dl_engine_cfg_t *cfg, dl_engine_t **out)
+{
+    dl_engine_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return DL_ERR_NOMEM;
+    e->cfg = *cfg;
+    if (MPI_Comm_dup(cfg->world, &e->ctl) != MPI_SUCCESS) {
+        free(e);
+        return DL_ERR_COMM;
+    }
+    *out = e;
+    return DL_OK;
+}
+
+int dl_engine_broken(const dl_engine_t *e) { return e->broken; }
+
+void dl_engine_close(dl_engine_t *e)
+{
+    if (!e)
+        return;
+    if (!e->broken)
+        MPI_Comm_free(&e->ctl);
+    free(e);
+}
+
+typedef enum { EV_MSG, EV_REQ_DONE, EV_EOF, EV_TIMEOUT, EV_ABORT, EV_SIGNAL, EV_BAD } dl_ev_t;
+
+/* Waits for whichever comes first: a message from the worker, the MPI
+ * request (if any), a peer's abort, a signal, the deadline. */
+static dl_ev_t wait_event(dl_prof_run_t *r, MPI_Request *req, dl_msg_t *m)
+{
+    for (int spins = 0;; spins++) {
+        int flag = 0;
+        if (g_interrupted)
+            return EV_SIGNAL;
+        if (req) {
+            MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+            if (flag)
+                return EV_REQ_DONE;
+        }
+        if (!r->got_abort) {
+            MPI_Test(&r->abort_req, &flag, MPI_STATUS_IGNORE);
+            if (flag) {
+                r->got_abort = 1;
+                return EV_ABORT;
+            }
+        }
+        /* Relay steps are short: spin first, then sleep in poll. */
+        struct pollfd pfd = {.fd = r->w.fd, .events = POLLIN};
+        int ms = req ? (spins < 2000 ? 0 : 1) : 20;
+        int pr = poll(&pfd, 1, ms);
+        if (pr > 0) {
+            dl_status_t st = dl_msg_recv(r->w.fd, m);
+            if (st == DL_ERR_CRASH)
+                return EV_EOF;
+            if (st != DL_OK)
+                return EV_BAD;
+            r->deadline = dl_now() + r->e->cfg.timeout_s;
+            return EV_MSG;
+        }
+        if (pr < 0 && errno != EINTR)
+            return EV_EOF;
+        if (dl_now() > r->deadline)
+            return EV_TIMEOUT;
+        if (req && ms == 0)
+            sched_yield();
+    }
+}
+
+static void send_config(dl_prof_run_t *r)
+{
+    const dl_engine_cfg_t *c = &r->e->cfg;
+    const dl_plan_t *p = c->plan;
+    dl_wire_config_t w;
+    memset(&w, 0, sizeof(w));
+    w.colls = p->colls;
+    w.dtypes = p->dtypes;
+    w.ops = p->ops;
+    w.places = p->places;
+    w.root = p->root;
+    w.warmup = p->mo.warmup;
+    w.iters = p->mo.iters;
+    w.min_iters = p->mo.min_iters;
+    w.max_iters = p->mo.max_iters;
+    w.check = p->mo.check;
+    w.ci_target = p->mo.ci_target;
+    w.budget_s = p->mo.budget_s;
+    w.deadline_s = c->timeout_s * 0.9; /* the backend's own abort comes first */
+    w.rank = c->rank;
+    w.nranks = c->nranks;
+    w.local_rank = c->local_rank;
+    w.local_size = c->local_size;
+    w.sim_nodes = c->sim_nodes;
+    w.graph_iters = c->graph_iters;
+    snprintf(w.backend, sizeof(w.backend), "%s", c->backend);
+    snprintf(w.profile, sizeof(w.profile), "%s", r->p->name);
+    snprintf(w.system_path, sizeof(w.system_path), "%s", c->system_path ? c->system_path : "");
+    snprintf(w.run_dir, sizeof(w.run_dir), "%s", c->run_dir);
+    w.nsizes = (uint32_t)p->nsizes;
+    dl_msg_send2(r->w.fd, DL_MSG_CONFIG, &w, sizeof(w), p->sizes,
+                 (uint32_t)(p->nsizes * sizeof(uint64_t)));
+}
+
+/* One relay step: the MPI operation the worker's loop asked for. */
+static dl_ev_t relay(dl_prof_run_t *r, dl_msg_t *m)
+{
+    const dl_engine_cfg_t *c = &r->e->cfg;
+    MPI_Request req;
+    void *reply = m->data, *gathered = NULL;
+    uint32_t rlen = m->len;
+    int rc;
+    switch (m->type) {
+    case DL_MSG_XC_MAX:
+        rc = MPI_Iallreduce(MPI_IN_PLACE, m->data, (int)(m->len / sizeof(double)), MPI_DOUBLE,
+                            MPI_MAX, r->relay, &req);
+        break;
+    case DL_MSG_XC_SUM:
+        rc = MPI_Iallreduce(MPI_IN_PLACE, m->data, (int)(m->len / sizeof(uint64_t)),
+                            MPI_UINT64_T, MPI_SUM, r->relay, &req);
+        break;
+    case DL_MSG_XC_GATHER:
+        if (c->rank == 0)
+            gathered = calloc((size_t)c->nranks, sizeof(double));
+        reply = gathered;
+        rlen = c->rank == 0 ? (uint32_t)(c->nranks * sizeof(double)) : 0;
+        rc = MPI_Igather(m->data, 1, MPI_DOUBLE, gathered, 1, MPI_DOUBLE, 0, r->relay, &req);
+        break;
+    default: /* DL_MSG_BCAST_ID */
+        rc = MPI_Ibcast(m->data, (int)m->len, MPI_BYTE, 0, r->relay, &req);
+        break;
+    }
+    if (rc != MPI_SUCCESS) {
+        free(gathered);
+        return EV_BAD;
+    }
+    dl_msg_t stray;
+    dl_ev_t ev = wait_event(r, &req, &stray);
+    if (ev == EV_REQ_DONE)
+        dl_msg_send(r->w.fd, m->type, reply, rlen);
+    if (ev == EV_MSG) { /* a worker waiting for a reply sends nothing */
+        dl_msg_free(&stray);
+        ev = EV_BAD;
+    }
+    if (ev == EV_REQ_DONE)
+        free(gathered);
+    else /* an abandoned request may still write its buffers: they are leaked */
+        m->data = NULL;
+    return ev;
+}
+
+static void on_error_msg(dl_prof_run_t *r, const dl_msg_t *m)
+{
+    int32_t st = DL_ERR_INTERNAL, own = 1;
+    if (m->len >= 8) {
+        memcpy(&st, m->data, 4);
+        memcpy(&own, (char *)m->data + 4, 4);
+    }
+    const char *text = m->len > 8 ? (const char *)m->data + 8 : dl_status_str((dl_status_t)st);
+    /* A backend that gave up at its own deadline (nccl aborts its
+     * communicator) hung as surely as one the supervisor had to kill. */
+    dl_rank_kind_t k = !own ? DL_RK_ERROR_PEER : st == DL_ERR_TIMEOUT ? DL_RK_TIMEOUT : DL_RK_ERROR;
+    char last[160];
+    dl_worker_last_error(r->w.log, last, sizeof(last));
+    dl_outcome_set(r, k, (dl_status_t)st, "%s%s%s", text, own && last[0] ? ": " : "",
+                   own ? last : "");
+}
+
+/* Handles one event outside a relay step; 1 when the profile is over here. */
+static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
+{
+    double t = r->e->cfg.timeout_s;
+    switch (ev) {
+    case EV_MSG: break;
+    case EV_EOF:
+        dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker died");
+        return 1;
+    case EV_TIMEOUT:
+        dl_outcome_set(r, DL_RK_TIMEOUT, DL_ERR_TIMEOUT,
+                       "the worker sent nothing for %.0f s (hung)", t);
+        return 1;
+    case EV_ABORT:
+        dl_outcome_set(r, DL_RK_PEER, DL_ERR_COMM, "ended because a peer failed");
+        return 1;
+    case EV_SIGNAL:
+        dl_outcome_set(r, DL_RK_INTERRUPTED, DL_ERR_INTERNAL, "interrupted by a signal");
+        return 1;
+    default:
+        dl_outcome_set(r, DL_RK_ERROR, DL_ERR_COMM, "the worker broke the protocol");
+        return 1;
+    }
+    int over = 0;
+    switch (m->type) {
+    case DL_MSG_HELLO:
+        if (m->len < 4 || *(uint32_t *)m->data != DL_WIRE_VERSION) {
+            dl_outcome_set(r, DL_RK_ERROR, DL_ERR_INTERNAL, "worker protocol version mismatch");
+            over = 1;
+        } else {
+            send_config(r);
+        }
+        break;
+    case DL_MSG_INFO: dl_sv_on_info(r, m); break;
+    case DL_MSG_RESULT: dl_sv_on_result(r, m); break;
+    case DL_MSG_DONE:
+        r->done = 1;
+        dl_outcome_set(r, DL_RK_OK, DL_OK, "ok");
+        over = 1;
+        break;
+    case DL_MSG_ERROR:
+        on_error_msg(r, m);
+        over = 1;
+        break;
+    case DL_MSG_BCAST_ID: case DL_MSG_XC_MAX: case DL_MSG_XC_SUM: case DL_MSG_XC_GATHER:
+        ev = relay(r, m);
+        if (ev == EV_TIMEOUT)
+            dl_outcome_set(r, DL_RK_TIMEOUT_WAIT, DL_ERR_TIMEOUT,
+                           "no progress for %.0f s while waiting on peers", t);
+        else if (ev != EV_REQ_DONE)
+            over = handle(r, ev, NULL);
+        over |= ev != EV_REQ_DONE;
+        break;
+    default:
+        dl_outcome_set(r, DL_RK_ERROR, DL_ERR_COMM, "unknown message type %u", m->type);
+        over = 1;
+    }
+    return over;
+}
+
+static void end_worker(dl_prof_run_t *r)
+{
+    if (r->done && dl_worker_wait_exit(&r->w, EXIT_GRACE_S) == DL_OK) {
+        dl_worker_end(&r->w, 0);
+        return;
+    }
+    dl_worker_end(&r->w, KILL_GRACE_S);
+    if (r->me.kind == DL_RK_CRASHED) {
+        char how[128], last[160];
+        dl_worker_describe_exit(&r->w, how, sizeof(how));
+        dl_worker_last_error(r->w.log, last, sizeof(last));
+        dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker %s%s%s", how,
+                       last[0] ? "; last error: " : "", last);
+    }
+}
+
+static dl_status_t start(dl_prof_run_t *r)
+{
+    dl_engine_t *e = r->e;
+    r->abort_tag = 100 + e->seq++ % 30000;
+    r->relay = MPI_COMM_NULL;
+    if (MPI_Comm_dup(e->cfg.world, &r->relay) != MPI_SUCCESS)
+        return DL_ERR_COMM;
+    MPI_Irecv(&r->abort_buf, 1, MPI_INT, MPI_ANY_SOURCE, r->abort_tag, e->ctl, &r->abort_req);
+    r->deadline = dl_now() + e->cfg.timeout_s;
+    char dir[2048];
+    snprintf(dir, sizeof(dir), "%s/workers", e->cfg.run_dir);
+    if (dl_mkdir_p(dir) != DL_OK) {
+        dl_outcome_set(r, DL_RK_ERROR, DL_ERR_IO, "cannot create %s", dir);
+        return DL_ERR_IO;
+    }
+    dl_status_t st = dl_worker_spawn(r->p, e->cfg.run_dir, e->cfg.rank, &r->w);
+    if (st != DL_OK)
+        dl_outcome_set(r, DL_RK_ERROR, st, "cannot start the worker");
+    return st;
+}
+
+dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *prof_json,
+                                  dl_prof_status_t *pst)
+{
+    dl_prof_run_t r;
+    memset(&r, 0, sizeof(r));
+    r.e = e;
+    r.p = p;
+    r.prof_json = prof_json;
+    r.w.fd = -1;
+    if (start(&r) == DL_OK) {
+        for (int over = 0; !over;) {
+            dl_msg_t m = {0};
+            dl_ev_t ev = wait_event(&r, NULL, &m);
+            over = handle(&r, ev, &m);
+            dl_msg_free(&m);
+        }
+    }
+    if (r.me.kind != DL_RK_OK && r.me.kind != DL_RK_PEER)
+        dl_outcome_notify_peers(&r);
+    end_worker(&r);
+    if (!r.got_abort) {
+        MPI_Cancel(&r.abort_req);
+        MPI_Wait(&r.abort_req, MPI_STATUS_IGNORE);
+    }
+    dl_rank_outcome_t *all = calloc((size_t)e->cfg.nranks, sizeof(*all));
+    if (dl_outcome_agree(&r, all) != 0) {
+        e->broken = 1;
+        for (int i = 0; i < e->cfg.nranks; i++)
+            all[i] = i == e->cfg.rank ? r.me : (dl_rank_outcome_t){.kind = DL_RK_INTERRUPTED};
+    }
+    *pst = dl_outcome_record(&r, all);
+    free(all);
+    /* A failed profile may leave a relay step pending on its communicator:
+     * it is abandoned, never freed, so nothing waits on it. */
+    if (*pst == DL_PROF_OK && r.relay != MPI_COMM_NULL)
+        MPI_Comm_free(&r.relay);
+    if (*pst == DL_PROF_OK)
+        return DL_OK;
+    return *pst == DL_PROF_TIMEOUT ? DL_ERR_TIMEOUT
+           : *pst == DL_PROF_CRASHED ? DL_ERR_CRASH
+           : *pst == DL_PROF_INTERRUPTED ? DL_ERR_INTERNAL : DL_ERR_COMM;
+}

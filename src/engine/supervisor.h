@@ -1,0 +1,56 @@
+/* Internal to the engine: one profile's run on one supervisor. */
+#ifndef DL_ENGINE_SUPERVISOR_H
+#define DL_ENGINE_SUPERVISOR_H
+
+#include "spawn.h"
+
+struct dl_engine {
+    dl_engine_cfg_t cfg;
+    MPI_Comm ctl; /* abort messages and the per-profile agreement */
+    int seq;      /* profiles run so far: tags abort messages per profile */
+    int broken;   /* the agreement could not complete: no more MPI */
+};
+
+/* How one rank's part of a profile ended; ordered from harmless to worst. */
+typedef enum {
+    DL_RK_OK,
+    DL_RK_PEER,         /* ended because a peer failed */
+    DL_RK_ERROR_PEER,   /* its worker failed because a peer did */
+    DL_RK_TIMEOUT_WAIT, /* deadline passed while waiting on peers */
+    DL_RK_INTERRUPTED,  /* SIGINT/SIGTERM */
+    DL_RK_ERROR,        /* its worker's backend failed */
+    DL_RK_TIMEOUT,      /* its worker said nothing before the deadline */
+    DL_RK_CRASHED,      /* its worker died or closed the socket */
+} dl_rank_kind_t;
+
+typedef struct {
+    int32_t kind, status;
+    char reason[240];
+} dl_rank_outcome_t;
+
+typedef struct {
+    dl_engine_t *e;
+    const dl_profile_t *p;
+    dl_worker_t w;
+    MPI_Comm relay;
+    MPI_Request abort_req;
+    int abort_buf, abort_tag, got_abort, done;
+    double deadline;
+    dl_rank_outcome_t me;
+    cJSON *prof_json; /* rank 0 */
+    int modelled_ranks;
+} dl_prof_run_t;
+
+/* outcome.c */
+void dl_outcome_set(dl_prof_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void dl_outcome_notify_peers(dl_prof_run_t *r);
+/* Every rank's outcome; -1 when the agreement could not complete. */
+int dl_outcome_agree(dl_prof_run_t *r, dl_rank_outcome_t *all);
+dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *all);
+
+/* results relay (rank 0) */
+void dl_sv_on_result(dl_prof_run_t *r, const dl_msg_t *m);
+void dl_sv_on_info(dl_prof_run_t *r, const dl_msg_t *m);
+
+#endif
