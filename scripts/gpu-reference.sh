@@ -1,0 +1,64 @@
+#!/bin/sh
+# The one-GPU reference measurements kept in results/reference/h200-1gpu/:
+# run on a GPU host from the repository root after scripts/gpu-host-build.sh.
+# Writes everything under $OUT (default /tmp/dlcomm-ref) and a packed copy
+# ref.tgz, and prints the figures the reference note quotes.
+set -u
+OUT=${OUT:-/tmp/dlcomm-ref}
+BUILD=${BUILD:-build-gpu}
+BIN=$BUILD/dlcomm
+export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_NVLS_ENABLE=0
+root=""
+[ "$(id -u)" -ne 0 ] || root="--allow-run-as-root"
+MPI="mpirun $root -np 1"
+R=$OUT/ref
+mkdir -p "$R"
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -n 2
+  mpirun --version | head -n 1
+  uname -r
+  $BIN version
+} >"$R/host.txt" 2>&1
+
+echo "== selftest"
+"$BUILD/tests/nccl_selftest" 67108864 >"$R/selftest.txt" 2>&1
+echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
+
+timed() { # name, then the command; wall time in $R/NAME.wall
+  name=$1; shift
+  t0=$(date +%s.%N)
+  "$@" >"$R/$name.out" 2>"$R/$name.err"
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "$t0 $t1" | awk '{printf "%.2f\n", $2-$1}' >"$R/$name.wall"
+  echo "$name: rc=$rc wall=$(cat "$R/$name.wall") s"
+}
+
+echo "== sweeps"
+timed sweep $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
+  --out "$R/sweep"
+timed sweep-out $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
+  --placement out --out "$R/sweep-out"
+timed graph $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 1M \
+  --graph 100 --out "$R/graph"
+timed profiles $MPI $BIN sweep --backend nccl -p default,p2p-off,ring,ll -b 8 -e 256M \
+  --out "$R/profiles"
+
+echo "== injected hang in p2p-off"
+nvidia-smi --query-gpu=memory.used --format=csv,noheader >"$R/hang.before"
+timed hang env DLCOMM_INJECT=hang:0:p2p-off $MPI $BIN sweep --backend nccl \
+  -p default,p2p-off,ring -b 8 -e 64M --timeout 15 --out "$R/hang"
+sleep 2
+{
+  echo "memory.used before: $(cat "$R/hang.before")"
+  echo "memory.used after:  $(nvidia-smi --query-gpu=memory.used --format=csv,noheader)"
+  echo "compute apps after: $(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | wc -l)"
+  echo "dlcomm processes after: $(pgrep -fc 'dlcomm' || true)"
+} >"$R/hang.after"
+cat "$R/hang.after"
+
+python3 scripts/gpu-reference-figures.py "$R" | tee "$R/figures.txt"
+tar -czf "$OUT/ref.tgz" -C "$OUT" ref
