@@ -202,6 +202,8 @@ void dl_worker_last_error(const char *log, char *buf, size_t len)
             last = p;
     if (last) {
         last += 8;
+        if (strncmp(last, "error: ", 7) == 0)
+            last += 7;
         size_t l = strcspn(last, "\n");
         snprintf(buf, len, "%.*s", (int)(l < len ? l : len - 1), last);
     }

@@ -11,6 +11,7 @@
 
 #define KILL_GRACE_S 2.0
 #define EXIT_GRACE_S 10.0
+#define PEER_GRACE_S 2.0
 
 static volatile sig_atomic_t g_interrupted;
 
@@ -57,12 +58,32 @@ typedef enum { EV_MSG, EV_REQ_DONE, EV_EOF, EV_TIMEOUT, EV_ABORT, EV_SIGNAL, EV_
 
 /* Waits for whichever comes first: a message from the worker, the MPI
  * request (if any), a peer's abort, a signal, the deadline. */
+static dl_ev_t read_msg(dl_prof_run_t *r, dl_msg_t *m)
+{
+    dl_status_t st = dl_msg_recv(r->w.fd, m);
+    if (st == DL_ERR_CRASH)
+        return EV_EOF;
+    if (st != DL_OK)
+        return EV_BAD;
+    r->deadline = dl_now() + r->e->cfg.timeout_s;
+    return EV_MSG;
+}
+
+/* Waits for whichever comes first: a message from the worker (looked at
+ * first: its own report beats a peer's abort), the MPI request (if any), a
+ * peer's abort, a signal, the deadline. */
 static dl_ev_t wait_event(dl_prof_run_t *r, MPI_Request *req, dl_msg_t *m)
 {
     for (int spins = 0;; spins++) {
         int flag = 0;
         if (g_interrupted)
             return EV_SIGNAL;
+        struct pollfd pfd = {.fd = r->w.fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, 0);
+        if (pr > 0)
+            return read_msg(r, m);
+        if (pr < 0 && errno != EINTR)
+            return EV_EOF;
         if (req) {
             MPI_Test(req, &flag, MPI_STATUS_IGNORE);
             if (flag)
@@ -75,26 +96,35 @@ static dl_ev_t wait_event(dl_prof_run_t *r, MPI_Request *req, dl_msg_t *m)
                 return EV_ABORT;
             }
         }
-        /* Relay steps are short: spin first, then sleep in poll. */
-        struct pollfd pfd = {.fd = r->w.fd, .events = POLLIN};
-        int ms = req ? (spins < 2000 ? 0 : 1) : 20;
-        int pr = poll(&pfd, 1, ms);
-        if (pr > 0) {
-            dl_status_t st = dl_msg_recv(r->w.fd, m);
-            if (st == DL_ERR_CRASH)
-                return EV_EOF;
-            if (st != DL_OK)
-                return EV_BAD;
-            r->deadline = dl_now() + r->e->cfg.timeout_s;
-            return EV_MSG;
-        }
-        if (pr < 0 && errno != EINTR)
-            return EV_EOF;
-        if (dl_now() > r->deadline)
+        /* Waiting on peers, a rank gives the peer whose own worker is
+         * silent time to say so first: the report then names the right rank. */
+        if (dl_now() > r->deadline + (req ? PEER_GRACE_S : 0))
             return EV_TIMEOUT;
-        if (req && ms == 0)
+        /* Relay steps are short: spin first, then sleep in poll. */
+        if (req && spins < 2000)
             sched_yield();
+        else
+            poll(&pfd, 1, req ? 1 : 20);
     }
+}
+
+/* After a peer's abort, the worker may still be about to say why it
+ * stopped (its own error): a moment to hear it. */
+static dl_ev_t abort_grace(dl_prof_run_t *r, dl_msg_t *m)
+{
+    struct pollfd pfd = {.fd = r->w.fd, .events = POLLIN};
+    double end = dl_now() + 0.5;
+    while (dl_now() < end) {
+        int pr = poll(&pfd, 1, 50);
+        if (pr > 0) {
+            dl_ev_t ev = read_msg(r, m);
+            if (ev == EV_MSG && (m->type == DL_MSG_ERROR || m->type == DL_MSG_DONE))
+                return ev;
+            dl_msg_free(m);
+            return EV_ABORT;
+        }
+    }
+    return EV_ABORT;
 }
 
 static void send_config(dl_prof_run_t *r)
@@ -208,9 +238,16 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
         dl_outcome_set(r, DL_RK_TIMEOUT, DL_ERR_TIMEOUT,
                        "the worker sent nothing for %.0f s (hung)", t);
         return 1;
-    case EV_ABORT:
+    case EV_ABORT: {
+        dl_msg_t own;
+        if (abort_grace(r, &own) == EV_MSG) {
+            int over = handle(r, EV_MSG, &own);
+            dl_msg_free(&own);
+            return over;
+        }
         dl_outcome_set(r, DL_RK_PEER, DL_ERR_COMM, "ended because a peer failed");
         return 1;
+    }
     case EV_SIGNAL:
         dl_outcome_set(r, DL_RK_INTERRUPTED, DL_ERR_INTERNAL, "interrupted by a signal");
         return 1;
@@ -309,7 +346,8 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
             dl_msg_free(&m);
         }
     }
-    if (r.me.kind != DL_RK_OK && r.me.kind != DL_RK_PEER)
+    /* A worker that failed because a peer did is no news to that peer. */
+    if (r.me.kind != DL_RK_OK && r.me.kind != DL_RK_PEER && r.me.kind != DL_RK_ERROR_PEER)
         dl_outcome_notify_peers(&r);
     end_worker(&r);
     if (!r.got_abort) {

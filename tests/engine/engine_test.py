@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Integration tests of the worker engine: real mpirun, real worker
+processes, the sim backend. Usage:
+    engine_test.py CASE DLCOMM MPIRUN [MPIRUN ARGS...]
+Each case runs its sweep in a fresh folder and asserts what users rely on."""
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+H200 = "h200-sxm-8"
+SMALL = ["-c", "allreduce", "-b", "8", "-e", "128M", "-f", "64", "--placement", "out"]
+
+
+class Ctx:
+    def __init__(self, case, dlcomm, mpirun):
+        self.dlcomm, self.mpirun = dlcomm, mpirun
+        self.dir = tempfile.mkdtemp(prefix="dlcomm-engine-%s-" % case)
+        self.out = os.path.join(self.dir, "run")
+
+    def cmd(self, np_, args):
+        return self.mpirun + ["-np", str(np_), self.dlcomm, "sweep", "--backend", "sim",
+                              "--out", self.out] + args
+
+    def sweep(self, np_, args, env=None, expect=0):
+        e = dict(os.environ)
+        e.update(env or {})
+        cmd = self.cmd(np_, args)
+        if env:  # mpirun passes variables on only when told
+            for k in env:
+                cmd[len(self.mpirun):len(self.mpirun)] = ["-x", k]
+        t0 = time.time()
+        p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=240)
+        self.elapsed = time.time() - t0
+        if p.returncode != expect:
+            fail("exit %d, expected %d\nstdout:\n%s\nstderr:\n%s"
+                 % (p.returncode, expect, p.stdout[-3000:], p.stderr[-3000:]))
+        return p
+
+    def run_json(self):
+        with open(os.path.join(self.out, "run.json")) as f:
+            return json.load(f)
+
+    def leftovers(self):
+        """Processes of this run (workers or supervisors) still alive."""
+        p = subprocess.run(["pgrep", "-f", "dlcomm __worker %s " % self.out],
+                           capture_output=True, text=True)
+        q = subprocess.run(["pgrep", "-f", "sweep --backend sim --out %s" % self.out],
+                           capture_output=True, text=True)
+        return (p.stdout + q.stdout).split()
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def profiles(run):
+    return {p["name"]: p for p in run["profiles"]}
+
+
+def busbw_at(prof, size):
+    for r in prof["results"]:
+        if r["bytes"] == size:
+            return r["busbw_gbps"]
+    fail("profile %s has no result at %d bytes" % (prof["name"], size))
+
+
+def wait_no_leftovers(c, secs=10):
+    end = time.time() + secs
+    while time.time() < end:
+        if not c.leftovers():
+            return
+        time.sleep(0.2)
+    fail("processes left behind: %s" % c.leftovers())
+
+
+def case_profiles(c):
+    """Five profiles in one launch: each runs with its own environment."""
+    p = c.sweep(4, ["--system", H200, "-p", "default,p2p-off,socket,ring,tree"] + SMALL)
+    run = c.run_json()
+    ps = profiles(run)
+    check(list(ps) == ["default", "p2p-off", "socket", "ring", "tree"], "profiles: %s" % list(ps))
+    big = 128 << 20
+    for name, prof in ps.items():
+        check(prof["status"] == "ok", "%s: status %s" % (name, prof["status"]))
+        check(prof["modelled"] is True, "%s not marked modelled" % name)
+        check(len(prof["results"]) == 5, "%s: %d results" % (name, len(prof["results"])))
+        for r in prof["results"]:
+            check(len(r["rank_time_us"]) == 4 and len(r["wrong_per_rank"]) == 4,
+                  "%s: per-rank figures are not one per process" % name)
+            check(r["ranks"] == 8 and r["processes"] == 4, "%s: ranks %s" % (name, r["ranks"]))
+    check(ps["p2p-off"]["env"] == {"NCCL_P2P_DISABLE": "1"}, "p2p-off env not recorded")
+    check(ps["p2p-off"]["backend_info"]["intra_node_path"] == "shm",
+          "p2p-off's worker did not see NCCL_P2P_DISABLE")
+    check(busbw_at(ps["p2p-off"], big) < busbw_at(ps["default"], big) / 5,
+          "p2p-off is not slower than default on an NVLink system")
+    check(busbw_at(ps["tree"], big) != busbw_at(ps["ring"], big), "ring and tree agree")
+    check(ps["tree"]["backend_info"]["algorithms"] == ["Tree"], "NCCL_ALGO=Tree not seen")
+    check("(modelled)" in p.stdout, "the table does not say the figures are modelled")
+    with open(os.path.join(c.out, "run.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(rows and all(r["modelled"] == "1" for r in rows), "CSV rows not marked modelled")
+
+
+def case_relay(c):
+    """The root worker's bootstrap id reaches every rank's worker."""
+    c.sweep(3, ["-p", "default", "-c", "allreduce", "-b", "8", "-e", "8"])
+    sums = {}
+    for r in range(3):
+        log = open(os.path.join(c.out, "workers", "default.rank%d.log" % r)).read()
+        m = re.search(r"bootstrap id checksum ([0-9a-f]{8})", log)
+        check(m, "rank %d's worker logged no bootstrap id" % r)
+        sums[r] = m.group(1)
+    check(len(set(sums.values())) == 1, "ranks saw different ids: %s" % sums)
+    info = profiles(c.run_json())["default"]["backend_info"]
+    check(info["bootstrap_id_checksum"] == sums[0], "run.json's id is not the root's")
+    check(os.path.exists(os.path.join(c.out, "workers", "default.rank0.log")), "no worker log")
+
+
+def case_hang(c):
+    """A hung worker is ended at the deadline; the other profiles still run."""
+    c.sweep(4, ["--timeout", "5", "-p", "default,ring,tree"] + SMALL,
+            env={"DLCOMM_INJECT": "hang:2:ring"}, expect=3)
+    check(c.elapsed < 5 + 5 + 10, "hang took %.1f s to handle" % c.elapsed)
+    ps = profiles(c.run_json())
+    ring = ps["ring"]
+    check(ring["status"] == "timeout", "ring status %s" % ring["status"])
+    check(ring["failed_ranks"] == [2], "failed ranks %s" % ring["failed_ranks"])
+    check("rank 2" in ring["reason"], "reason does not name rank 2: %s" % ring["reason"])
+    check(ps["default"]["status"] == "ok" and ps["tree"]["status"] == "ok", "others failed")
+    check(len(ps["tree"]["results"]) == 5, "the profile after the hang did not run")
+    check(c.run_json()["exit_code"] == 3, "exit_code not 3 in run.json")
+    wait_no_leftovers(c)
+
+
+def case_crash(c):
+    c.sweep(4, ["--timeout", "30", "-p", "ring,default"] + SMALL,
+            env={"DLCOMM_INJECT": "crash:1:ring"}, expect=3)
+    ps = profiles(c.run_json())
+    check(ps["ring"]["status"] == "crashed", "status %s" % ps["ring"]["status"])
+    check(ps["ring"]["failed_ranks"] == [1], "failed ranks %s" % ps["ring"]["failed_ranks"])
+    check("signal 11" in ps["ring"]["reason"], "reason: %s" % ps["ring"]["reason"])
+    check(ps["default"]["status"] == "ok", "the next profile did not run")
+    check(c.elapsed < 25, "a crash waited for the deadline (%.1f s)" % c.elapsed)
+    wait_no_leftovers(c)
+
+
+def case_error(c):
+    c.sweep(3, ["--timeout", "30", "-p", "ring,default"] + SMALL,
+            env={"DLCOMM_INJECT": "error:2:ring"}, expect=3)
+    ps = profiles(c.run_json())
+    check(ps["ring"]["status"] == "error" and ps["ring"]["failed_ranks"] == [2],
+          "ring: %s %s" % (ps["ring"]["status"], ps["ring"].get("failed_ranks")))
+    check(ps["default"]["status"] == "ok", "the next profile did not run")
+    wait_no_leftovers(c)
+
+
+def case_sigterm(c):
+    """SIGTERM to mpirun mid-run: what finished stays, nothing is left behind."""
+    env = dict(os.environ, DLCOMM_INJECT="hang:*:tree")
+    cmd = c.cmd(3, ["--timeout", "120", "-p", "default,tree,ring"] + SMALL)
+    cmd[len(c.mpirun):len(c.mpirun)] = ["-x", "DLCOMM_INJECT"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    path = os.path.join(c.out, "run.json")
+    end = time.time() + 60
+    while time.time() < end:  # until default is recorded and tree's workers hang
+        if os.path.exists(path) and os.path.exists(os.path.join(c.out, "workers", "tree.rank2.log")):
+            break
+        time.sleep(0.2)
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("mpirun did not end after SIGTERM")
+    ps = profiles(c.run_json())
+    check(ps["default"]["status"] == "ok" and len(ps["default"]["results"]) == 5,
+          "the finished profile was lost")
+    check("ring" not in ps or ps["ring"]["status"] != "ok", "the sweep went on after SIGTERM")
+    wait_no_leftovers(c)
+
+
+def write(c, name, text):
+    path = os.path.join(c.dir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def case_bad_profile(c):
+    bad = {
+        "badjson.json": ('{"name": "x", "env": {', "not valid JSON"),
+        "noname.json": ('{"env": {}}', "missing \"name\""),
+        "noenv.json": ('{"name": "noenv"}', "missing \"env\""),
+        "envnum.json": ('{"name": "n", "env": {"NCCL_BUFFSIZE": 4194304}}', "not a string"),
+        "unknown.json": ('{"name": "u", "env": {}, "colour": "red"}', "unknown key"),
+        "nvls.json": ('{"name": "v", "env": {"NCCL_NVLS_ENABLE": "1"}}', "NCCL_NVLS_ENABLE"),
+    }
+    for fname, (text, what) in bad.items():
+        path = write(c, fname, text)
+        p = c.sweep(2, ["-p", "default,%s" % path, "-b", "8", "-e", "8"], expect=2)
+        lines = [l for l in p.stderr.splitlines() if l.startswith("dlcomm:")]
+        check(len(lines) == 1, "%s: expected one line, got %s" % (fname, lines))
+        check(path in lines[0] and what in lines[0], "%s: message %r" % (fname, lines[0]))
+        check(not os.path.exists(c.out), "%s: files written for bad input" % fname)
+    p = c.sweep(2, ["-p", "no-such-profile"], expect=2)
+    check("no-such-profile" in p.stderr, "unknown name not named")
+
+
+def case_applies_when(c):
+    """A profile meant for several nodes is skipped on one, with the reason."""
+    mine = write(c, "two-nodes.json", json.dumps({
+        "name": "two-nodes", "description": "inter-node only", "env": {"NCCL_NET": "IB"},
+        "intent": {"transport": "NET", "net": "IB"}, "applies_when": {"min_nodes": 2}}))
+    c.sweep(2, ["-p", "default,%s,ib" % mine] + SMALL)
+    ps = profiles(c.run_json())
+    for name in ("two-nodes", "ib"):
+        check(ps[name]["status"] == "skipped", "%s: %s" % (name, ps[name]["status"]))
+        check("min_nodes 2" in ps[name]["reason"], "%s reason: %s" % (name, ps[name]["reason"]))
+        check(not ps[name]["results"], "a skipped profile has results")
+    check(ps["default"]["status"] == "ok", "default did not run")
+    # The sim models the nodes it is told to: two modelled nodes apply.
+    c.out += "-2"
+    c.sweep(2, ["--sim-nodes", "2", "-p", "ib"] + SMALL)
+    ib = profiles(c.run_json())["ib"]
+    check(ib["status"] == "ok" and ib["results"][0]["ranks"] == 16, "ib on 2 modelled nodes")
+
+
+def case_mpi_profiles(c):
+    p = subprocess.run(c.mpirun + ["-np", "2", c.dlcomm, "sweep", "--backend", "mpi", "-p", "ring",
+                                   "--out", c.out], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "-p needs a worker backend" in p.stderr,
+          "mpi with -p: exit %d %s" % (p.returncode, p.stderr))
+    check(not os.path.exists(c.out), "files written for bad usage")
+
+
+def main():
+    case, dlcomm, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
+    c = Ctx(case, dlcomm, mpirun)
+    globals()["case_" + case](c)
+    print("ok: engine %s" % case)
+
+
+if __name__ == "__main__":
+    main()
