@@ -9,7 +9,7 @@
 
 typedef struct {
     double threshold;
-    const char *metric, *json;
+    const char *metric, *json, *stat;
     uint64_t min_size;
 } compare_opts_t;
 
@@ -25,6 +25,9 @@ static const dl_opt_t compare_opts[] = {
      O(threshold), pct},
     {"metric", 'm', DL_OPT_STR, "busbw", "NAME",
      "busbw or time (busbw falls back to time where it is 0: one rank)", O(metric), NULL},
+    {"stat", 0, DL_OPT_STR, "mean", "NAME",
+     "mean or p50: judge the mean call (as nccl-tests) or the median one (robust to a "
+     "preempted call on a busy host)", O(stat), NULL},
     {"min-size", 0, DL_OPT_SIZE, "1", "SIZE", "compare only sizes >= SIZE", O(min_size), NULL},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "also write every pair and verdict as JSON", O(json), NULL},
 };
@@ -38,6 +41,7 @@ static const char usage[] =
     "the two mean times differ by more than sqrt(ci95_base^2 + ci95_new^2) (the combined\n"
     "95% confidence half-widths); a change past the threshold but inside that spread is\n"
     "noise. Rows without a spread (nccl-tests) are judged by the threshold alone.\n"
+    "--stat p50 judges the median call instead, its spread taken as 1.25 x the mean's.\n"
     "Exit: 0 no regression, 1 a regression (or a profile that no longer finishes),\n"
     "2 bad input or no rows in common.";
 
@@ -63,6 +67,11 @@ int cmd_compare(int argc, char **argv)
         dl_err("--metric must be busbw or time, not '%s'", o.metric);
         return 2;
     }
+    if (strcmp(o.stat, "mean") && strcmp(o.stat, "p50")) {
+        dl_err("--stat must be mean or p50, not '%s'", o.stat);
+        return 2;
+    }
+    co.use_p50 = strcmp(o.stat, "p50") == 0;
     if (npos != 2) {
         dl_err("compare needs two runs: BASE NEW (see --help)");
         return 2;

@@ -53,6 +53,8 @@ typedef struct {
 } dl_run_t;
 
 const char *dl_fmt_name(dl_fmt_t f);
+/* "out" -> "out-of-place", "in" -> "in-place". */
+const char *dl_an_place_name(const char *placement);
 
 /* Reads a file. Bad input:
  * one line naming the file and the problem, DL_ERR_INPUT. */
@@ -126,6 +128,7 @@ typedef struct {
     double threshold;   /* fraction, e.g. 0.05 */
     dl_metric_t metric;
     uint64_t min_size;
+    int use_p50;        /* judge the median call, not the mean (robust to preemption) */
 } dl_cmp_opts_t;
 
 typedef struct {
@@ -133,6 +136,7 @@ typedef struct {
     size_t npairs;
     size_t count[4];       /* per verdict */
     size_t fallback;       /* pairs compared by time because busbw was 0 */
+    size_t no_p50;         /* --stat p50, but a side has no median: the mean was used */
     size_t unknown_spread; /* pairs judged by the threshold alone */
     size_t only_base, only_new, small;
     int profiles_merged;   /* one profile each, names differ: paired anyway */

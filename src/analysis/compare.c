@@ -87,28 +87,47 @@ static void profile_failures(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
     }
 }
 
+/* The time a pair is judged by: the mean (nccl-tests' convention, and what
+ * busbw comes from) or, with --stat p50, the median call; bandwidth scales
+ * as 1 / time. The median's spread is taken as 1.25 x the mean's (the
+ * asymptotic ratio of their standard errors for normal samples). */
+static double stat_time(const dl_row_t *r, int p50, double *scale)
+{
+    *scale = 1;
+    if (p50 && r->p50_us > 0) {
+        *scale = 1.2533;
+        return r->p50_us;
+    }
+    return r->time_us;
+}
+
 static void judge(dl_pair_t *p, const dl_cmp_opts_t *o, dl_cmp_t *c)
 {
     const dl_row_t *b = p->base, *n = p->cur;
+    double kb, kn, tb = stat_time(b, o->use_p50, &kb), tn = stat_time(n, o->use_p50, &kn);
+    if (o->use_p50 && (kb == 1 || kn == 1)) { /* a side without a median: both by mean */
+        tb = b->time_us, tn = n->time_us, kb = kn = 1;
+        c->no_p50++;
+    }
     p->metric = o->metric;
     if (p->metric == DL_M_BUSBW && !(b->busbw > 0 && n->busbw > 0)) {
         p->metric = DL_M_TIME; /* 1-rank runs: busbw is 0 by definition */
         c->fallback++;
     }
     if (p->metric == DL_M_BUSBW) {
-        p->vb = b->busbw;
-        p->vn = n->busbw;
+        p->vb = b->busbw * b->time_us / tb;
+        p->vn = n->busbw * n->time_us / tn;
         p->change = (p->vb - p->vn) / p->vb;
     } else {
-        p->vb = b->time_us;
-        p->vn = n->time_us;
+        p->vb = tb;
+        p->vn = tn;
         p->change = p->vb > 0 ? (p->vn - p->vb) / p->vb : 0;
     }
-    double sb = dl_an_spread(b), sn = dl_an_spread(n);
+    double sb = kb * dl_an_spread(b), sn = kn * dl_an_spread(n);
     p->spread_us = isfinite(sb) && isfinite(sn) ? sqrt(sb * sb + sn * sn) : NAN;
     if (!isfinite(p->spread_us))
         c->unknown_spread++;
-    p->verdict = dl_an_verdict(p->change, o->threshold, fabs(n->time_us - b->time_us), p->spread_us);
+    p->verdict = dl_an_verdict(p->change, o->threshold, fabs(tn - tb), p->spread_us);
     if (!isfinite(p->change)) /* a time that is missing on one side */
         p->verdict = DL_V_UNCHANGED, p->change = 0;
     c->count[p->verdict]++;

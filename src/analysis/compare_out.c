@@ -79,6 +79,9 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
     if (c->fallback)
         fprintf(f, "note: busbw is 0 in %zu rows (one rank: nothing crosses a bus); compared "
                    "by time there\n", c->fallback);
+    if (o->use_p50)
+        fprintf(f, "note: judged by the median call (--stat p50)%s\n",
+                c->no_p50 ? "; rows without a median (nccl-tests) by the mean" : "");
     if (c->unknown_spread)
         fprintf(f, "note: %zu rows have no measured spread (nccl-tests keeps none): judged by "
                    "the threshold alone, so noise cannot be told from change there\n",
@@ -90,8 +93,8 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
         const dl_row_t *r = v[i]->cur;
         char sz[32];
         dl_size_format(r->bytes, sz, sizeof(sz));
-        fprintf(f, "worst: %s %s %s %s-of-place %s, profile %s: %s %.4g -> %.4g %s (%.1f%% worse)\n",
-                r->collective, r->dtype, r->op, r->placement, sz, r->profile,
+        fprintf(f, "worst: %s %s %s %s %s, profile %s: %s %.4g -> %.4g %s (%.1f%% worse)\n",
+                r->collective, r->dtype, r->op, dl_an_place_name(r->placement), sz, r->profile,
                 metric_name(v[i]->metric), v[i]->vb, v[i]->vn, metric_unit(v[i]->metric),
                 v[i]->change * 100);
     }
@@ -144,6 +147,7 @@ dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *
     cJSON_AddStringToObject(doc, "metric", metric_name(o->metric));
     cJSON_AddNumberToObject(doc, "threshold_pct", o->threshold * 100);
     cJSON_AddNumberToObject(doc, "min_bytes", (double)o->min_size);
+    cJSON_AddStringToObject(doc, "stat", o->use_p50 ? "p50" : "mean");
     cJSON_AddStringToObject(doc, "warnings", c->warnings);
     cJSON_AddStringToObject(doc, "failed_profiles", c->failures);
     cJSON *s = cJSON_AddObjectToObject(doc, "summary");

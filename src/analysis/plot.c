@@ -273,8 +273,8 @@ static dl_status_t plot_coll(plot_ctx_t *c, const char *coll)
         hi = lo * 2;
     gp_xtics(c->gp, lo, hi);
     run_titles(c, runs, sizeof(runs));
-    snprintf(title, sizeof(title), "%s %s %s, %s-of-place%s\n%s", coll, s[0].dtype, s[0].op,
-             s[0].place, modelled ? " (modelled)" : "", runs);
+    snprintf(title, sizeof(title), "%s %s %s, %s%s\n%s", coll, s[0].dtype, s[0].op,
+             dl_an_place_name(s[0].place), modelled ? " (modelled)" : "", runs);
     snprintf(ylabel, sizeof(ylabel), "%s", algbw ? "algbw (GB/s; busbw is 0 with one rank)"
                                                  : "busbw (GB/s)");
     chart(c, coll, "busbw", dat, s, ns, title, ylabel);

@@ -146,8 +146,8 @@ static void collective_out(FILE *f, cJSON *arr, const dl_run_t *r, const char *c
     const dl_row_t *r0 = cv[0].v[0];
     cJSON *o = NULL, *curves = NULL, *bandarr = NULL;
     if (f)
-        fprintf(f, "\n%s (%s %s, %s-of-place, %d ranks)\n", coll, r0->dtype, r0->op,
-                r0->placement, r0->ranks);
+        fprintf(f, "\n%s (%s %s, %s, %d ranks)\n", coll, r0->dtype, r0->op,
+                dl_an_place_name(r0->placement), r0->ranks);
     else {
         o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "collective", coll);

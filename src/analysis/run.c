@@ -145,3 +145,9 @@ int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile)
         return a->bytes < b->bytes ? -1 : 1;
     return a->ranks < b->ranks ? -1 : a->ranks > b->ranks;
 }
+
+const char *dl_an_place_name(const char *placement)
+{
+    return strcmp(placement, "in") == 0 ? "in-place" : strcmp(placement, "out") == 0 ? "out-of-place"
+                                                                                     : placement;
+}

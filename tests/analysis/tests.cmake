@@ -1,0 +1,23 @@
+# analysis: compare, plot, report and Prometheus output, on runs made here by
+# real MPI sweeps (fixture analysis_fixture) and on the nccl-tests samples in
+# data/. Every case is one function of an_test.py.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(DL_AN_WORK ${CMAKE_CURRENT_BINARY_DIR}/analysis-work)
+set(DL_AN_CASES edited rerun identical nccltests bad_input differ statuses plot_png plot_svg
+    plot_nognuplot report report_advice prometheus sweep_plot)
+
+function(dl_an_test name)
+  add_test(NAME analysis_${name}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/an_test.py ${name} ${DL_BIN}
+                   ${DL_AN_WORK} ${CMAKE_CURRENT_LIST_DIR}/data ${DL_MPIRUN})
+  set_tests_properties(analysis_${name} PROPERTIES LABELS analysis TIMEOUT 120)
+endfunction()
+
+dl_an_test(fixture)
+set_tests_properties(analysis_fixture PROPERTIES FIXTURES_SETUP analysis_runs)
+foreach(c ${DL_AN_CASES})
+  dl_an_test(${c})
+  set_tests_properties(analysis_${c} PROPERTIES FIXTURES_REQUIRED analysis_runs)
+endforeach()
+# plot_png draws the edited copy that 'edited' writes.
+set_tests_properties(analysis_plot_png PROPERTIES DEPENDS analysis_edited)
