@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Runs one `dlcomm` command (under mpirun, or directly) and checks what a
+user relies on: the exit code, stderr, the wall time, and for a finished
+sweep every field of run.json and run.csv against the options given.
+
+  sweep_check.py --mpirun "CMD ..." --bin DLCOMM --np N [expectations] -- SWEEP ARGS
+  sweep_check.py --direct --bin DLCOMM [expectations] -- ARGS
+
+Without --out in the sweep arguments, a fresh folder is passed as --out.
+Standard library only."""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce"]
+REDUCING = {"allreduce", "reducescatter", "reduce"}
+ROOTED = {"broadcast", "reduce"}
+SPLIT = {"allgather", "reducescatter", "alltoall"}  # the size is divided among ranks
+DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
+OPS = ["sum", "prod", "min", "max", "avg"]
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+CSV_COLS = ("profile,backend,modelled,collective,dtype,op,root,placement,bytes_requested,bytes,"
+            "count,ranks,iterations,converged,time_us_mean,time_us_p50,time_us_p95,time_us_p99,"
+            "time_us_min,time_us_max,time_us_stdev,time_us_ci95,avg_us,algbw_gbps,busbw_gbps,"
+            "wrong").split(",")
+
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+    return cond
+
+
+def size(s):
+    m = re.fullmatch(r"([0-9.]+)([KMG]?)(i?B)?", s, re.I)
+    return int(float(m.group(1)) * UNITS[m.group(2).upper()])
+
+
+def factor(coll, n):
+    if coll == "allreduce":
+        return 2.0 * (n - 1) / n
+    if coll in SPLIT:
+        return (n - 1) / n
+    return 1.0
+
+
+def sizes(lo, hi, f, step):
+    """dlcomm's size list (util/size.c), in Python."""
+    out, s = [], float(lo)
+    while s <= hi:
+        out.append(int(s))
+        nxt = s + step if step else math.floor(s * f)
+        s = nxt if nxt > s else s + 1
+    return out
+
+
+def moved_bytes(coll, req, es, n):
+    """The documented rounding: whole elements (per rank where split), at least one."""
+    if coll in SPLIT:
+        return max(1, req // es // n) * n * es
+    return max(1, req // es) * es
+
+
+def sweep_request(args):
+    """What the sweep arguments ask for, with dlcomm's defaults."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("-c", default="allreduce,allgather,broadcast")
+    p.add_argument("-d", default="float32")
+    p.add_argument("-o", default="sum")
+    p.add_argument("-b", default="8")
+    p.add_argument("-e", default="128M")
+    p.add_argument("-f", type=float, default=2.0)
+    p.add_argument("-i", default=None)
+    p.add_argument("-r", type=int, default=0)
+    p.add_argument("-n", type=int, default=0)
+    p.add_argument("--placement", default="both")
+    p.add_argument("--budget", type=float, default=0.1)
+    p.add_argument("--out")
+    req, _ = p.parse_known_args(args)
+    allof = lambda v, names: names if v == "all" else v.split(",")
+    req.colls = allof(req.c, COLLS)
+    req.dtypes = allof(req.d, list(DTYPES))
+    req.ops = allof(req.o, OPS)
+    req.places = ["out", "in"] if req.placement == "both" else [req.placement]
+    req.sizes = sizes(size(req.b), size(req.e), req.f, size(req.i) if req.i else 0)
+    return req
+
+
+def near(a, b, rel=1e-9):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+def check_row(row, req, n, wrong_rank):
+    key = "%s/%s/%s/%s/%s" % (row["collective"], row["dtype"], row["op"], row["placement"],
+                              row["bytes_requested"])
+    coll, es = row["collective"], DTYPES[row["dtype"]]
+    check(row["bytes"] == moved_bytes(coll, row["bytes_requested"], es, n),
+          "%s: bytes %s, want %s" % (key, row["bytes"], moved_bytes(coll, row["bytes_requested"], es, n)))
+    check(row["ranks"] == n, "%s: ranks %s" % (key, row["ranks"]))
+    check(row["root"] == (req.r if coll in ROOTED else -1), "%s: root %s" % (key, row["root"]))
+    if req.n:
+        check(row["iterations"] == req.n, "%s: %s iterations, -n %d" % (key, row["iterations"], req.n))
+    check(row["iterations"] >= 1, "%s: no iterations" % key)
+    t = row["time_us"]
+    check(0 < t["min"] <= t["p50"] <= t["p95"] <= t["p99"] <= t["max"],
+          "%s: percentiles out of order %s" % (key, t))
+    check(t["min"] <= t["mean"] <= t["max"] and t["stdev"] >= 0 and row["avg_us"] > 0,
+          "%s: mean/stdev/avg_us %s %s" % (key, t, row["avg_us"]))
+    algbw = row["bytes"] / (t["mean"] * 1e-6) / 1e9
+    check(near(row["algbw_gbps"], algbw, 1e-6), "%s: algbw %s, want %s" % (key, row["algbw_gbps"], algbw))
+    f = factor(coll, n)
+    check(near(row["busbw_gbps"] / row["algbw_gbps"], f, 1e-9) and near(row["busbw_factor"], f),
+          "%s: busbw/algbw %s, want %s" % (key, row["busbw_gbps"] / row["algbw_gbps"], f))
+    wpr = row.get("wrong_per_rank", [])
+    check(len(wpr) == n and len(row.get("rank_time_us", [])) == n, "%s: per-rank arrays" % key)
+    check(sum(wpr) == row["wrong"], "%s: wrong %s != sum %s" % (key, row["wrong"], wpr))
+    if wrong_rank is None:
+        check(row["wrong"] == 0, "%s: %s wrong elements %s" % (key, row["wrong"], wpr))
+    else:
+        others = [w for r, w in enumerate(wpr) if r != wrong_rank]
+        check(not any(others), "%s: wrong elements on ranks other than %d: %s" % (key, wrong_rank, wpr))
+
+
+def check_run(out, req, n, code, wrong_rank):
+    with open(os.path.join(out, "run.json")) as f:
+        run = json.load(f)
+    check(run.get("schema") == 1 and run.get("tool") == "dlcomm", "schema/tool: %s %s" % (run.get("schema"), run.get("tool")))
+    check(run.get("exit_code") == code, "run.json exit_code %s, process %s" % (run.get("exit_code"), code))
+    fp = run["fingerprint"]
+    ranks = sorted(r for h in fp["hosts"] for r in h["ranks"])
+    check(fp["ranks"] == n and ranks == list(range(n)), "fingerprint ranks %s / %s" % (fp["ranks"], ranks))
+    check(fp["nodes"] == len(fp["hosts"]) >= 1 and all(h["name"] for h in fp["hosts"]),
+          "fingerprint hosts %s" % fp["hosts"])
+    o = run["options"]
+    echo = {"collectives": req.c, "datatype": req.d, "op": req.o, "placement": req.placement,
+            "minbytes": size(req.b), "maxbytes": size(req.e), "root": req.r, "iters": req.n,
+            "budget": req.budget, "out": out}
+    for k, v in echo.items():
+        check(o.get(k) == v, "options.%s = %r, asked %r" % (k, o.get(k), v))
+    for k in run.get("environment", {}):
+        check(re.match(r"(NCCL|UCX|OMPI|PMIX|HOROVOD|CUDA|NVIDIA|OMP|SLURM|DLCOMM)_", k)
+              and not re.search("KEY|TOKEN|SECRET|PASSW|AUTH", k), "environment records %s" % k)
+    rows = [r for p in run["profiles"] for r in p["results"]]
+    want = {}
+    for c in req.colls:
+        for d in req.dtypes:
+            for op in (req.ops if c in REDUCING else ["none"]):
+                for s in req.sizes:
+                    for pl in req.places:
+                        want[(c, d, op, s, pl)] = 0
+    for r in rows:
+        k = (r["collective"], r["dtype"], r["op"], r["bytes_requested"], r["placement"])
+        check(k in want, "unexpected row %s" % (k,))
+        want[k] = want.get(k, 0) + 1
+        check_row(r, req, n, wrong_rank)
+    missing = [k for k, v in want.items() if v != 1]
+    check(not missing, "%d cases missing or repeated, e.g. %s" % (len(missing), missing[:3]))
+    statuses = {p["status"] for p in run["profiles"]}
+    check(statuses == ({"ok"} if code == 0 else {"wrong"}), "profile status %s" % statuses)
+    with open(os.path.join(out, "run.csv"), newline="") as f:
+        table = list(csv.reader(f))
+    check(table and table[0] == CSV_COLS, "run.csv header %s" % (table[:1],))
+    check(len(table) - 1 == len(rows), "run.csv has %d rows, run.json %d results" % (len(table) - 1, len(rows)))
+    for line, r in zip(table[1:], rows):
+        check(line[3:6] == [r["collective"], r["dtype"], r["op"]] and int(line[9]) == r["bytes"],
+              "run.csv row %s differs from run.json %s" % (line[:10], r["collective"]))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpirun", help="the launcher command line")
+    ap.add_argument("--direct", action="store_true", help="run dlcomm without mpirun")
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--sub", default="sweep", help="the dlcomm subcommand")
+    ap.add_argument("--env", action="append", default=[], help="K=V for the run")
+    ap.add_argument("--expect-exit", type=int, default=0)
+    ap.add_argument("--expect-stderr", help="regex one 'dlcomm:' stderr line must match")
+    ap.add_argument("--one-error-line", action="store_true", help="exactly one 'dlcomm:' line on stderr")
+    ap.add_argument("--expect-stdout", help="regex stdout must match")
+    ap.add_argument("--max-seconds", type=float, default=300)
+    ap.add_argument("--wrong-rank", type=int, help="wrong elements expected on this rank only")
+    ap.add_argument("--no-files", action="store_true", help="no run.json/run.csv may appear")
+    ap.add_argument("rest", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    rest = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
+
+    tmp = tempfile.mkdtemp(prefix="dlcomm-it-")
+    out = os.path.join(tmp, "run")
+    if a.sub == "sweep" and not any(x == "--out" or x.startswith("--out=") for x in rest):
+        rest = ["--out", out] + rest  # first, so that a value missing at the end stays missing
+    elif a.sub == "sweep" and "--out" in rest:
+        out = rest[rest.index("--out") + 1]
+    cmd = [a.bin] + ([a.sub] if a.sub else []) + rest
+    if not a.direct:
+        cmd = shlex.split(a.mpirun) + ["-np", str(a.np)] + cmd
+    env = dict(os.environ)
+    env.pop("DLCOMM_INJECT", None)
+    for kv in a.env:
+        k, v = kv.split("=", 1)
+        env[k] = v
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.max_seconds + 30)
+        code, so, se = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        code, so, se = None, e.stdout or "", e.stderr or ""
+    wall = time.monotonic() - t0
+    print("$ %s\n  exit %s after %.1f s" % (" ".join(shlex.quote(c) for c in cmd), code, wall))
+
+    check(code == a.expect_exit, "exit code %s, want %d" % (code, a.expect_exit))
+    check(wall <= a.max_seconds, "took %.1f s, limit %.0f s" % (wall, a.max_seconds))
+    ours = [l for l in se.splitlines() if l.startswith("dlcomm:")]
+    if a.expect_stderr:
+        check(any(re.search(a.expect_stderr, l) for l in ours),
+              "no 'dlcomm:' stderr line matches /%s/" % a.expect_stderr)
+    if a.one_error_line:
+        check(len(ours) == 1, "%d 'dlcomm:' lines on stderr, want 1" % len(ours))
+    if a.expect_stdout:
+        check(re.search(a.expect_stdout, so), "stdout does not match /%s/" % a.expect_stdout)
+    if a.no_files and out:
+        found = [f for f in ("run.json", "run.csv") if os.path.exists(os.path.join(out, f))]
+        check(not found, "bad input still wrote %s" % found)
+    if a.sub == "sweep" and code in (0, 1) and a.expect_exit in (0, 1):
+        req = sweep_request(rest)
+        if check(os.path.exists(os.path.join(out, "run.json")), "no run.json in %s" % out):
+            rows = check_run(out, req, a.np, code, a.wrong_rank)
+            if a.wrong_rank is not None:
+                named = [r for r in rows if r["wrong_per_rank"][a.wrong_rank] > 0]
+                check(named, "no row names rank %d in wrong_per_rank" % a.wrong_rank)
+                check(all(r["wrong"] == 1 for r in rows if r["collective"] == "allreduce"),
+                      "one corrupt element per case should count one wrong")
+            print("  %d results checked" % len(rows))
+
+    if failures:
+        print("--- stderr ---\n%s--- stdout (tail) ---\n%s" % (se, "\n".join(so.splitlines()[-15:])))
+        for f in failures[:30]:
+            print("FAIL: " + f)
+        print("(%d failures; output kept in %s)" % (len(failures), tmp))
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("  ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

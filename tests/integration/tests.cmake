@@ -1,0 +1,71 @@
+# Integration tests of `dlcomm sweep` on the MPI backend: real mpirun, real
+# ranks, run.json/run.csv checked field by field by sweep_check.py.
+# ctest names start with sweep_; labels: integration, and usage for the
+# bad-input cases, fault for injected faults, cli for the plain commands.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+string(REPLACE ";" " " DL_MPIRUN_LINE "${DL_MPIRUN}")
+set(DL_SWEEP_CHECK ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_check.py
+    --mpirun "${DL_MPIRUN_LINE}" --bin ${DL_BIN})
+
+# dl_sweep_test(NAME LABEL [checker options] -- [sweep arguments])
+function(dl_sweep_test name label)
+  add_test(NAME sweep_${name} COMMAND ${DL_SWEEP_CHECK} ${ARGN})
+  set_tests_properties(sweep_${name} PROPERTIES LABELS "integration;${label}" TIMEOUT 180)
+endfunction()
+
+# ---- sweeps that must succeed, every result checked ----
+dl_sweep_test(np2_default run --np 2 -- --budget 0.02 -b 8 -e 64K)
+dl_sweep_test(np4_all run --np 4 -- -c all --budget 0.02 -b 8 -e 64K -q)
+dl_sweep_test(np4_dtypes_ops run --np 4 --
+  -c all -d float16,bfloat16,int8,float64 -o prod,min,max,avg -b 8 -e 4K -f 8 -n 5 -w 1 -q)
+dl_sweep_test(np4_root_step_inplace run --np 4 --
+  -c allreduce,reducescatter,broadcast,reduce -r 3 -d int32 -o sum,avg -b 1K -e 8K -i 1K
+  --placement in -n 20 -q)
+dl_sweep_test(np3_uneven run --np 3 --
+  -c all -d float32,float16 -b 7 -e 1000 -f 3 --placement out --budget 0.01 -q)
+
+# ---- faults: the documented exit codes ----
+dl_sweep_test(corrupt_rank1 fault --np 2 --env DLCOMM_INJECT=corrupt:1 --expect-exit 1
+  --wrong-rank 1 --expect-stderr "wrong elements .*wrong_per_rank" --
+  -c allreduce,allgather,reduce -b 8 -e 1K --budget 0.01 -q)
+# mpirun passes MPI_Abort's code through: the deadline thread aborts with 3.
+dl_sweep_test(hang_timeout fault --np 2 --env DLCOMM_INJECT=hang:1 --expect-exit 3
+  --max-seconds 20 --expect-stderr "no progress for 3 s \\(timeout\\)" --
+  -c allreduce -b 8 -e 1K --timeout 3 -q)
+
+# ---- bad input: exit 2, one line naming the problem, no files ----
+function(dl_bad_input name pattern)
+  dl_sweep_test(bad_${name} usage --np 2 --expect-exit 2 --one-error-line --no-files
+    --expect-stderr "${pattern}" -- ${ARGN})
+endfunction()
+dl_bad_input(collective "unknown collective 'allfoo'" -c allreduce,allfoo)
+dl_bad_input(dtype "unknown dtype 'float12'" -d float12)
+dl_bad_input(op "unknown op 'mean'" -o sum,mean)
+dl_bad_input(min_gt_max "--minbytes .* is larger than --maxbytes" -b 1M -e 64K)
+dl_bad_input(size_zero "--minbytes: '0' is not a valid SIZE" -b 0)
+dl_bad_input(size_negative "--minbytes: '-5' is not a valid SIZE" -b -5)
+dl_bad_input(size_suffix "--minbytes: '12Q' is not a valid SIZE" -b 12Q)
+dl_bad_input(factor_one "--stepfactor must be > 1" -f 1)
+dl_bad_input(factor_half "--stepfactor must be > 1" -f 0.5)
+dl_bad_input(unknown_flag "unknown option '--frobnicate'" --frobnicate)
+dl_bad_input(missing_value "--timeout needs a value" -q --timeout)
+dl_bad_input(bad_number "--iters: 'ten' is not a valid N" -n ten)
+dl_bad_input(validator "--ci-target: must be between 0 and 1" --ci-target 5)
+dl_bad_input(root_ge_ranks "--root 2: there are only 2 ranks" -r 2 -c broadcast)
+dl_bad_input(placement "--placement must be out, in or both, not 'bogus'" --placement bogus)
+dl_bad_input(out_unwritable "--out .*cannot create or write"
+  --out ${CMAKE_CURRENT_LIST_FILE}/run)
+add_test(NAME sweep_bad_inject COMMAND ${DL_SWEEP_CHECK} --np 2 --env DLCOMM_INJECT=bogus
+  --expect-exit 2 --one-error-line --no-files --expect-stderr "DLCOMM_INJECT='bogus'" -- -b 8 -e 64)
+set_tests_properties(sweep_bad_inject PROPERTIES LABELS "integration;usage" TIMEOUT 60)
+
+# ---- the program's own help and version, no mpirun ----
+function(dl_cli_test name code pattern)
+  add_test(NAME sweep_cli_${name} COMMAND ${DL_SWEEP_CHECK} --direct --expect-exit ${code} ${pattern} ${ARGN})
+  set_tests_properties(sweep_cli_${name} PROPERTIES LABELS "integration;cli" TIMEOUT 30)
+endfunction()
+dl_cli_test(help 0 "--expect-stdout=sweep .*measure" --sub=--help)
+dl_cli_test(sweep_help 0 "--expect-stdout=--minbytes SIZE.*\\[8\\]" --sub=sweep -- --help)
+dl_cli_test(version 0 "--expect-stdout=^dlcomm [0-9]+\\.[0-9]+\\.[0-9]+\nbackends: mpi" --sub=version)
+dl_cli_test(unknown_command 2 "--expect-stderr=unknown command 'nosuchcommand'" --sub=nosuchcommand
+  --one-error-line)
