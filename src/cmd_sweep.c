@@ -369,7 +369,8 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
                           .sim_nodes = sim_nodes, .graph_iters = (int)o->graph_iters,
                           .timeout_s = o->timeout, .run_dir = out->outdir, .world = world,
                           .rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
-                          .local_size = local_size, .on_result = on_result, .cb_arg = out};
+                          .local_size = local_size, .nodes = nodes, .on_result = on_result,
+                          .cb_arg = out};
     dl_engine_t *e = NULL;
     dl_status_t worst = dl_engine_open(&ec, &e);
     if (worst != DL_OK)

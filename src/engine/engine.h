@@ -149,6 +149,7 @@ typedef struct {
     const char *run_dir;
     MPI_Comm world;          /* duplicated by dl_engine_open */
     int rank, nranks, local_rank, local_size;
+    int nodes;               /* real hosts in the job */
     dl_result_cb_t on_result; /* rank 0: each result of the profile */
     void *cb_arg;
 } dl_engine_cfg_t;
@@ -173,8 +174,9 @@ const char *dl_prof_status_str(dl_prof_status_t s);
 /* Runs one profile on every rank (collective over cfg->world). On rank 0,
  * prof_json (the profile's run.json object) receives status, reason,
  * failures[] {rank, kind, reason}, backend facts, env and intent; results
- * go through cfg->on_result. *modelled_ranks: what the backend models (0:
- * the real ranks). Returns DL_OK unless the profile failed (then the status
+ * go through cfg->on_result; with NCCL's debug file, "observed_transports"
+ * (rank 0's worker) and "transport_contradictions" [{rank, reason}]: a
+ * profile whose channels contradict its env or intent. Returns DL_OK unless the profile failed (then the status
  * that ended it; DL_ERR_INTERNAL when interrupted by a signal). */
 dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *prof_json,
                                   dl_prof_status_t *pst);

@@ -99,6 +99,22 @@ static void record_json(dl_prof_run_t *r, const dl_rank_outcome_t *all, int wors
     cJSON_AddStringToObject(pj, "reason", reason);
 }
 
+static void record_transports(dl_prof_run_t *r, const dl_rank_outcome_t *all)
+{
+    cJSON *arr = NULL;
+    for (int i = 0; i < r->e->cfg.nranks; i++) {
+        if (!all[i].transports[0])
+            continue;
+        if (!arr)
+            arr = cJSON_AddArrayToObject(r->prof_json, "transport_contradictions");
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", i);
+        cJSON_AddStringToObject(o, "reason", all[i].transports);
+        cJSON_AddItemToArray(arr, o);
+        dl_warn("profile %s, rank %d: %s", r->p->name, i, all[i].transports);
+    }
+}
+
 dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *all)
 {
     int n = r->e->cfg.nranks, worst = DL_RK_OK;
@@ -106,6 +122,8 @@ dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *al
         if (all[i].kind > worst)
             worst = all[i].kind;
     dl_prof_status_t ps = status_of(worst);
+    if (r->e->cfg.rank == 0 && r->prof_json)
+        record_transports(r, all);
     if (r->e->cfg.rank == 0 && r->prof_json && ps != DL_PROF_OK) {
         record_json(r, all, worst, ps);
         dl_err("profile %s: %s: %s", r->p->name, dl_prof_status_str(ps),

@@ -30,8 +30,8 @@ int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max
     for (size_t i = 0; i < DL_ARRAY_SIZE(rel) && n < max; i++) {
         char cand[PATH_MAX + 64], real[PATH_MAX];
         snprintf(cand, sizeof(cand), "%s/%s/%s", dir, rel[i], sub);
-        if (realpath(cand, real) && access(real, R_OK | X_OK) == 0)
-            snprintf(dirs[n++], 1024, "%s", real);
+        if (realpath(cand, real) && strlen(real) < 1024 && access(real, R_OK | X_OK) == 0)
+            snprintf(dirs[n++], 1024, "%.1023s", real);
     }
     return n;
 }

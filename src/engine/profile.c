@@ -212,8 +212,9 @@ dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n)
                 continue;
             if (k == cap)
                 ps = realloc(ps, (size_t)(cap *= 2) * sizeof(*ps));
-            char path[2048];
-            snprintf(path, sizeof(path), "%s/%s", dirs[d], de->d_name);
+            char path[1024];
+            if (snprintf(path, sizeof(path), "%.700s/%.300s", dirs[d], de->d_name) >= (int)sizeof(path))
+                continue;
             if (dl_profile_load_file(path, &ps[k]) != DL_OK) {
                 st = DL_ERR_INPUT;
                 continue;

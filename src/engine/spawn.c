@@ -76,6 +76,7 @@ dl_status_t dl_worker_spawn(const dl_profile_t *p, const char *run_dir, int rank
     snprintf(nccl_log, sizeof(nccl_log), "%s/workers/%s.rank%d.nccl.log", run_dir, p->name, rank);
     snprintf(w->log, sizeof(w->log), "%s", log);
     snprintf(rk, sizeof(rk), "%d", rank);
+    unlink(nccl_log); /* a file from an earlier run must not be read as this one's */
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
         dl_err("rank %d: socketpair: %s", rank, strerror(errno));

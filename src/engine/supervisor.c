@@ -354,6 +354,13 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
         MPI_Cancel(&r.abort_req);
         MPI_Wait(&r.abort_req, MPI_STATUS_IGNORE);
     }
+    cJSON *observed = NULL;
+    if (r.me.kind == DL_RK_OK)
+        observed = dl_observe_transports(&r, r.me.transports, sizeof(r.me.transports));
+    if (observed && prof_json)
+        cJSON_AddItemToObject(prof_json, "observed_transports", observed);
+    else
+        cJSON_Delete(observed);
     dl_rank_outcome_t *all = calloc((size_t)e->cfg.nranks, sizeof(*all));
     if (dl_outcome_agree(&r, all) != 0) {
         e->broken = 1;

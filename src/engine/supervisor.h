@@ -26,6 +26,7 @@ typedef enum {
 typedef struct {
     int32_t kind, status;
     char reason[240];
+    char transports[200]; /* what NCCL used contradicts the profile: why ("" = fine) */
 } dl_rank_outcome_t;
 
 typedef struct {
@@ -48,6 +49,10 @@ void dl_outcome_notify_peers(dl_prof_run_t *r);
 /* Every rank's outcome; -1 when the agreement could not complete. */
 int dl_outcome_agree(dl_prof_run_t *r, dl_rank_outcome_t *all);
 dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *all);
+
+/* observe.c: this rank's worker's NCCL debug file, parsed (NULL: none);
+ * verdict gets a contradiction with the profile, or "". */
+cJSON *dl_observe_transports(dl_prof_run_t *r, char *verdict, size_t len);
 
 /* results relay (rank 0) */
 void dl_sv_on_result(dl_prof_run_t *r, const dl_msg_t *m);

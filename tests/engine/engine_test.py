@@ -238,6 +238,20 @@ def case_applies_when(c):
     check(ib["status"] == "ok" and ib["results"][0]["ranks"] == 16, "ib on 2 modelled nodes")
 
 
+def case_transports(c):
+    """A profile whose channels contradict its intent is flagged, per rank."""
+    liar = write(c, "liar.json", json.dumps({
+        "name": "liar", "env": {"NCCL_P2P_DISABLE": "1"}, "intent": {"transport": "P2P"}}))
+    p = c.sweep(2, ["-p", "p2p-off,%s" % liar, "-c", "allreduce", "-b", "8", "-e", "8"])
+    ps = profiles(c.run_json())
+    check(ps["p2p-off"]["observed_transports"]["transports"] == {"SHM": 1},
+          "p2p-off observed %s" % ps["p2p-off"].get("observed_transports"))
+    check("transport_contradictions" not in ps["p2p-off"], "p2p-off flagged")
+    bad = ps["liar"].get("transport_contradictions", [])
+    check([b["rank"] for b in bad] == [0, 1] and "P2P" in bad[0]["reason"], "liar: %s" % bad)
+    check("profile liar, rank 1" in p.stderr, "no warning on stderr")
+
+
 def case_mpi_profiles(c):
     p = subprocess.run(c.mpirun + ["-np", "2", c.dlcomm, "sweep", "--backend", "mpi", "-p", "ring",
                                    "--out", c.out], capture_output=True, text=True, timeout=60)
