@@ -26,11 +26,27 @@ dl_verdict_t dl_an_verdict(double change, double thr, double d_us, double spread
     return change > 0 ? DL_V_REGRESSION : DL_V_IMPROVEMENT;
 }
 
-static int g_with_profile; /* qsort/bsearch have no context argument */
-
-static int cmp_ptr(const void *a, const void *b)
+static int cmp_ptr(const void *a, const void *b, void *with_profile)
 {
-    return dl_an_row_cmp(*(const dl_row_t *const *)a, *(const dl_row_t *const *)b, g_with_profile);
+    return dl_an_row_cmp(*(const dl_row_t *const *)a, *(const dl_row_t *const *)b,
+                         *(const int *)with_profile);
+}
+
+/* The base row with key's identity, or NULL (idx sorted by cmp_ptr). */
+static const dl_row_t *find(const dl_row_t **idx, size_t n, const dl_row_t *key, int with_profile)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = dl_an_row_cmp(idx[mid], key, with_profile);
+        if (c == 0)
+            return idx[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 static int distinct_profile(const dl_run_t *r)
@@ -133,14 +149,14 @@ static void judge(dl_pair_t *p, const dl_cmp_opts_t *o, dl_cmp_t *c)
     c->count[p->verdict]++;
 }
 
-static dl_status_t index_rows(const dl_run_t *r, const dl_row_t ***out)
+static dl_status_t index_rows(const dl_run_t *r, int with_profile, const dl_row_t ***out)
 {
     const dl_row_t **v = malloc((r->nrows ? r->nrows : 1) * sizeof(*v));
     if (!v)
         return DL_ERR_NOMEM;
     for (size_t i = 0; i < r->nrows; i++)
         v[i] = &r->rows[i];
-    qsort(v, r->nrows, sizeof(*v), cmp_ptr);
+    qsort_r(v, r->nrows, sizeof(*v), cmp_ptr, &with_profile);
     *out = v;
     return DL_OK;
 }
@@ -153,9 +169,9 @@ dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opt
     profile_failures(b, n, c);
     c->profiles_merged = distinct_profile(b) && distinct_profile(n) &&
                          strcmp(b->rows[0].profile, n->rows[0].profile) != 0;
-    g_with_profile = !c->profiles_merged;
+    int with_profile = !c->profiles_merged;
     const dl_row_t **idx;
-    if (index_rows(b, &idx) != DL_OK)
+    if (index_rows(b, with_profile, &idx) != DL_OK)
         return DL_ERR_NOMEM;
     if (!(c->pairs = malloc((n->nrows + 1) * sizeof(dl_pair_t)))) {
         free(idx);
@@ -164,19 +180,19 @@ dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opt
     char *matched = calloc(b->nrows + 1, 1);
     for (size_t i = 0; i < n->nrows; i++) {
         const dl_row_t *key = &n->rows[i];
-        const dl_row_t **hit = bsearch(&key, idx, b->nrows, sizeof(*idx), cmp_ptr);
+        const dl_row_t *hit = find(idx, b->nrows, key, with_profile);
         if (!hit) {
             c->only_new++;
             continue;
         }
         if (matched)
-            matched[*hit - b->rows] = 1;
+            matched[hit - b->rows] = 1;
         if (key->bytes < o->min_size) {
             c->small++;
             continue;
         }
         dl_pair_t *p = &c->pairs[c->npairs++];
-        p->base = *hit;
+        p->base = hit;
         p->cur = key;
         judge(p, o, c);
     }

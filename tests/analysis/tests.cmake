@@ -21,3 +21,9 @@ foreach(c ${DL_AN_CASES})
 endforeach()
 # plot_png draws the edited copy that 'edited' writes.
 set_tests_properties(analysis_plot_png PROPERTIES DEPENDS analysis_edited)
+
+# Units: the verdict rule at its edges, spreads, format detection, pairing.
+add_executable(analysis_unit ${CMAKE_CURRENT_LIST_DIR}/test_analysis.c)
+target_link_libraries(analysis_unit PRIVATE dlcore PkgConfig::CMOCKA)
+add_test(NAME analysis_unit COMMAND analysis_unit)
+set_tests_properties(analysis_unit PROPERTIES LABELS analysis TIMEOUT 60)
