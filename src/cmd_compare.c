@@ -42,7 +42,8 @@ static const char usage[] =
     "95% confidence half-widths); a change past the threshold but inside that spread is\n"
     "noise. Rows without a spread (nccl-tests) are judged by the threshold alone.\n"
     "--stat p50 judges the median call instead, its spread taken as 1.25 x the mean's.\n"
-    "Exit: 0 no regression, 1 a regression (or a profile that no longer finishes),\n"
+    "Exit: 0 no regression, 1 a regression (or a profile that no longer finishes, or\n"
+    "wrong elements in NEW),\n"
     "2 bad input or no rows in common.";
 
 int cmd_compare(int argc, char **argv)
@@ -98,7 +99,7 @@ int cmd_compare(int argc, char **argv)
     if (o.json && dl_an_cmp_json(o.json, &b, &n, &co, &c) != DL_OK)
         goto out;
     dl_an_cmp_print(stdout, &b, &n, &co, &c);
-    code = c.count[DL_V_REGRESSION] || c.failed ? 1 : 0;
+    code = c.count[DL_V_REGRESSION] || c.failed || c.wrong_rows ? 1 : 0;
 out:
     dl_an_cmp_free(&c);
     dl_an_free(&b);

@@ -3,6 +3,7 @@
 #include "analysis.h"
 
 #include <stdio.h>
+#include <string.h>
 
 dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom)
 {
@@ -23,4 +24,27 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom)
     }
     dl_an_free(&r);
     return st;
+}
+
+/* Checked before the sweep measures anything, so a missing gnuplot or an
+ * unwritable Prometheus folder costs no run. */
+dl_status_t dl_an_sweep_check(int plot, const char *prom)
+{
+    char buf[4096];
+    if (plot && dl_an_find_gnuplot(buf, sizeof(buf)) != DL_OK) {
+        dl_err("--plot: gnuplot is not on PATH (apt-get install gnuplot-nox)");
+        return DL_ERR_UNAVAILABLE;
+    }
+    if (prom) {
+        const char *slash = strrchr(prom, '/');
+        if (!slash)
+            snprintf(buf, sizeof(buf), ".");
+        else
+            snprintf(buf, sizeof(buf), "%.*s", slash == prom ? 1 : (int)(slash - prom), prom);
+        if (!prom[0] || (slash && !slash[1]) || dl_dir_writable(buf) != DL_OK) {
+            dl_err("--prometheus %s: not a file in a folder that exists and can be written", prom);
+            return DL_ERR_USAGE;
+        }
+    }
+    return DL_OK;
 }

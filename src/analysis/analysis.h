@@ -141,6 +141,7 @@ typedef struct {
     size_t only_base, only_new, small;
     int profiles_merged;   /* one profile each, names differ: paired anyway */
     char warnings[1024];   /* "; "-separated differences between the runs */
+    size_t wrong_rows;     /* rows of new with wrong elements: a failure, never a warning */
     size_t failed;         /* profiles ok in base that did not finish ok in new */
     char failures[512];    /* "; "-separated: "nccl-ring: ok -> timeout" */
 } dl_cmp_t;
@@ -184,5 +185,8 @@ dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
 /* What sweep calls on rank 0 once run.json is in dir: plot into dir when
  * plot is set, write the Prometheus file when prom is not NULL. */
 dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom);
+/* Before a sweep starts: gnuplot present for --plot, the --prometheus
+ * file's folder writable. One line and DL_ERR_* when not. */
+dl_status_t dl_an_sweep_check(int plot, const char *prom);
 
 #endif

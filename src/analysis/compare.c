@@ -120,6 +120,7 @@ static double stat_time(const dl_row_t *r, int p50, double *scale)
 static void judge(dl_pair_t *p, const dl_cmp_opts_t *o, dl_cmp_t *c)
 {
     const dl_row_t *b = p->base, *n = p->cur;
+    c->wrong_rows += n->wrong > 0;
     double kb, kn, tb = stat_time(b, o->use_p50, &kb), tn = stat_time(n, o->use_p50, &kn);
     if (o->use_p50 && (kb == 1 || kn == 1)) { /* a side without a median: both by mean */
         tb = b->time_us, tn = n->time_us, kb = kn = 1;

@@ -86,6 +86,9 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
         fprintf(f, "note: %zu rows have no measured spread (nccl-tests keeps none): judged by "
                    "the threshold alone, so noise cannot be told from change there\n",
                 c->unknown_spread);
+    if (c->wrong_rows)
+        fprintf(f, "regression: %zu rows of NEW have wrong elements (a correctness failure: "
+                   "see wrong_per_rank in its run.json)\n", c->wrong_rows);
     if (c->only_base || c->only_new || c->small)
         fprintf(f, "note: %zu rows only in base, %zu only in new, %zu below --min-size\n",
                 c->only_base, c->only_new, c->small);
@@ -155,6 +158,7 @@ dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *
         cJSON_AddNumberToObject(s, dl_verdict_str((dl_verdict_t)v), (double)c->count[v]);
     cJSON_AddNumberToObject(s, "compared_by_time_busbw_zero", (double)c->fallback);
     cJSON_AddNumberToObject(s, "unknown_spread", (double)c->unknown_spread);
+    cJSON_AddNumberToObject(s, "wrong_rows", (double)c->wrong_rows);
     cJSON_AddNumberToObject(s, "only_base", (double)c->only_base);
     cJSON_AddNumberToObject(s, "only_new", (double)c->only_new);
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");

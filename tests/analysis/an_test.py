@@ -166,6 +166,14 @@ def case_identical():
     p, res = cmp_json(RUN_A, RUN_A, expect=0)
     if res["summary"]["unchanged"] != len(res["rows"]) or not res["rows"]:
         fail("a run compared with itself is not all unchanged")
+    # Wrong elements in NEW fail the comparison whatever the times say.
+    doc = load(RUN_A)
+    doc["profiles"][0]["results"][0]["wrong"] = 3
+    wrong = os.path.join(WORK, "wrong", "run.json")
+    save(doc, wrong)
+    p = dl("compare", RUN_A, wrong, expect=1)
+    if "1 rows of NEW have wrong elements" not in p.stdout:
+        fail("wrong elements are not reported:\n" + p.stdout)
     dl("compare", RUN_A, expect=2)
     dl("compare", RUN_A, RUN_A, "--metric", "speed", expect=2)
     dl("compare", RUN_A, RUN_A, "--threshold", "-1", expect=2)
