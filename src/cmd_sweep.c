@@ -65,7 +65,7 @@ static const dl_opt_t sweep_opts[] = {
      O(system), NULL},
     {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(sim_nodes),
      nonneg_long},
-    {"graph-iters", 0, DL_OPT_INT, "0", "N", "nccl: iterations per CUDA graph (0: no graphs)",
+    {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
      O(graph_iters), nonneg_long},
     {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)", O(out), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC",
