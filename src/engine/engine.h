@@ -37,9 +37,10 @@
  * a communicator of its own per profile, abandoned when the profile fails,
  * so a half-done relay step never meets the agreement.
  *
- * Fault injection (DLCOMM_INJECT): measuring backends (mpi, nccl) plant
- * the faults themselves where they are realistic; for a modelled backend
- * (sim) the worker plants them around its run/check (dl_engine_inject_wrap).
+ * Fault injection (DLCOMM_INJECT): the worker plants crash, error and
+ * slow around any backend's run/check (dl_engine_inject_wrap); hang and
+ * corrupt too around a modelled one (sim), while a measuring backend
+ * (nccl) plants those itself where they are realistic.
  */
 #ifndef DL_ENGINE_H
 #define DL_ENGINE_H
@@ -191,7 +192,8 @@ int dl_engine_interrupted(void);
 /* `dlcomm __worker RUNDIR PROFILE RANK`: the socket is fd 3. Exit code as usual. */
 int dl_worker_main(int fd);
 
-/* Wraps a backend so DLCOMM_INJECT faults happen in a modelled backend's worker:
+/* Wraps a backend so DLCOMM_INJECT faults happen in any worker (hang and
+ * corrupt only around modelled backends, see above):
  * hang (run blocks forever), crash (SIGSEGV), error (run fails), slow
  * (times x factor), corrupt (check counts one wrong element). */
 typedef struct {

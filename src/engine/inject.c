@@ -83,10 +83,13 @@ dl_status_t dl_engine_inject_wrap(dl_inject_wrap_t *w, const dl_backend_ops_t *i
     dl_status_t st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
     if (st != DL_OK)
         return st;
-    /* Measuring backends (mpi, nccl) plant faults themselves, where they
-     * are realistic (nccl: a stream that never drains); a model has no
-     * such place, so the engine plants them around it. */
-    w->kind = inner->modelled ? dl_inject_active(&inj, rank, profile) : DL_INJECT_NONE;
+    /* A measuring backend plants hang and corrupt where they are realistic
+     * (nccl: a stream that never drains, a wrong element on the device);
+     * crash, error and slow need no backend's help. A model has no such
+     * place, so every kind is planted around it. */
+    w->kind = dl_inject_active(&inj, rank, profile);
+    if (!inner->modelled && (w->kind == DL_INJECT_HANG || w->kind == DL_INJECT_CORRUPT))
+        w->kind = DL_INJECT_NONE;
     w->factor = inj.factor;
     if (w->kind != DL_INJECT_NONE)
         dl_info("rank %d: DLCOMM_INJECT %s applies to this worker", rank, getenv("DLCOMM_INJECT"));

@@ -219,10 +219,16 @@ static void on_error_msg(dl_prof_run_t *r, const dl_msg_t *m)
     /* A backend that gave up at its own deadline (nccl aborts its
      * communicator) hung as surely as one the supervisor had to kill. */
     dl_rank_kind_t k = !own ? DL_RK_ERROR_PEER : st == DL_ERR_TIMEOUT ? DL_RK_TIMEOUT : DL_RK_ERROR;
-    char last[160];
+    char last[200];
     dl_worker_last_error(r->w.log, last, sizeof(last));
-    dl_outcome_set(r, k, (dl_status_t)st, "%s%s%s", text, own && last[0] ? ": " : "",
-                   own ? last : "");
+    /* The worker's own words, less the "rank N: " the record already has. */
+    const char *said = last;
+    if (strncmp(said, "rank ", 5) == 0 && strstr(said, ": "))
+        said = strstr(said, ": ") + 2;
+    if (own && said[0])
+        dl_outcome_set(r, k, (dl_status_t)st, "%s", said);
+    else
+        dl_outcome_set(r, k, (dl_status_t)st, "%s", text);
 }
 
 /* Handles one event outside a relay step; 1 when the profile is over here. */
@@ -300,11 +306,11 @@ static void end_worker(dl_prof_run_t *r)
     }
     dl_worker_end(&r->w, KILL_GRACE_S);
     if (r->me.kind == DL_RK_CRASHED) {
-        char how[128], last[160];
+        char how[128], last[100];
         dl_worker_describe_exit(&r->w, how, sizeof(how));
         dl_worker_last_error(r->w.log, last, sizeof(last));
         dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker %s%s%s", how,
-                       last[0] ? "; last error: " : "", last);
+                       last[0] ? "; its last words: " : "", last);
     }
 }
 
