@@ -237,14 +237,25 @@ static void chart(plot_ctx_t *c, const char *coll, const char *metric, const cha
     fprintf(f, "\nset output\n");
 }
 
+/* One run: its description. Several: one line each, led by the legend's
+ * name for it (the first four; the rest are counted). */
 static void run_titles(const plot_ctx_t *c, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
     for (size_t k = 0; k < c->nruns && n < len; k++) {
-        char d[512];
+        char d[512], lbl[160];
+        if (k == 4) {
+            snprintf(buf + n, len - n, "\n(and %zu more runs)", c->nruns - 4);
+            break;
+        }
         dl_an_describe(c->runs[k], d, sizeof(d));
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? "  |  " : "", d);
+        series_t s = {.run = c->runs[k]};
+        series_label(&s, (int)c->nruns, 1, lbl, sizeof(lbl));
+        if (c->nruns == 1)
+            n += (size_t)snprintf(buf + n, len - n, "%s", d);
+        else
+            n += (size_t)snprintf(buf + n, len - n, "%s%.60s: %s", k ? "\n" : "", lbl, d);
     }
 }
 
@@ -262,7 +273,7 @@ static dl_status_t plot_coll(plot_ctx_t *c, const char *coll)
                 algbw = 0;
             modelled |= r->modelled;
         }
-    char dat[1024], title[1024], runs[700], ylabel[96], fn[32];
+    char dat[1024], title[1200], runs[1024], ylabel[96], fn[32];
     file_name(coll, fn, sizeof(fn));
     snprintf(dat, sizeof(dat), "%s/%s.dat", c->o->outdir, fn);
     uint64_t lo = UINT64_MAX, hi = 0;

@@ -307,9 +307,14 @@ def case_plot_png():
             fail(f"plot.gp lacks {tic!r}")
     # Several runs: one line per run.
     out2 = os.path.join(WORK, "plot-runs")
-    dl("plot", RUN_A, os.path.join(WORK, "edited", "run.json"), NT_TEXT, "--out", out2, expect=0)
+    edited = os.path.join(WORK, "plot-edited", "run.json")
+    doc = load(RUN_A)
+    for r in doc["profiles"][0]["results"]:
+        slower(r, 1.5)
+    save(doc, edited)
+    dl("plot", RUN_A, edited, NT_TEXT, "--out", out2, expect=0)
     gp = open(os.path.join(out2, "plot.gp")).read()
-    if 'title "a"' not in gp or 'title "edited"' not in gp or "nccl-tests" not in gp:
+    if 'title "a"' not in gp or 'title "plot-edited"' not in gp or "nccl-tests" not in gp:
         fail("several runs are not one line each:\n" + gp)
 
 

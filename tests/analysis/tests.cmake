@@ -19,8 +19,6 @@ foreach(c ${DL_AN_CASES})
   dl_an_test(${c})
   set_tests_properties(analysis_${c} PROPERTIES FIXTURES_REQUIRED analysis_runs)
 endforeach()
-# plot_png draws the edited copy that 'edited' writes.
-set_tests_properties(analysis_plot_png PROPERTIES DEPENDS analysis_edited)
 
 # Units: the verdict rule at its edges, spreads, format detection, pairing.
 add_executable(analysis_unit ${CMAKE_CURRENT_LIST_DIR}/test_analysis.c)
