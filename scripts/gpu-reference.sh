@@ -27,10 +27,10 @@ echo "== selftest"
 "$BUILD/tests/nccl_selftest" 67108864 >"$R/selftest.txt" 2>&1
 echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
 
-timed() { # name, then the command; wall time in $R/NAME.wall
+timed() { # name, then the command (bounded); wall time in $R/NAME.wall
   name=$1; shift
   t0=$(date +%s.%N)
-  "$@" >"$R/$name.out" 2>"$R/$name.err"
+  timeout 240 "$@" >"$R/$name.out" 2>"$R/$name.err"
   rc=$?
   t1=$(date +%s.%N)
   echo "$t0 $t1" | awk '{printf "%.2f\n", $2-$1}' >"$R/$name.wall"
