@@ -1,0 +1,231 @@
+/* dlcomm preflight: pass/fail checks before a job, with a verdict that names
+ * the host, GPU, rail or pair at fault. See src/preflight/preflight.h. */
+#include <mpi.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backends.h"
+#include "commands.h"
+#include "preflight/preflight.h"
+#include "results/results.h"
+
+typedef struct {
+    const char *sizes, *baseline, *pairs, *scopes, *json, *backend;
+    uint64_t check_bytes, scope_bytes;
+    double min_fraction, mad_k, budget, timeout, max_temp;
+    long iters;
+    int quick, gpu;
+} pf_cli_t;
+
+static const char *fraction(const void *f)
+{
+    double v = *(const double *)f;
+    return v > 0 && v <= 1 ? NULL : "must be in (0, 1], e.g. 0.9 for 90%";
+}
+static const char *positive(const void *f) { return *(const double *)f > 0 ? NULL : "must be > 0"; }
+static const char *nonneg_long(const void *f) { return *(const long *)f >= 0 ? NULL : "must be >= 0"; }
+
+#define O(f) offsetof(pf_cli_t, f)
+static const dl_opt_t pf_opts[] = {
+    {"sizes", 's', DL_OPT_STR, "16M,64M", "LIST", "world bandwidth sizes (each judged alone)",
+     O(sizes), NULL},
+    {"check-size", 0, DL_OPT_SIZE, "1M", "SIZE", "correctness size of every collective",
+     O(check_bytes), NULL},
+    {"scope-size", 0, DL_OPT_SIZE, "16M", "SIZE", "all-reduce size of node, rail and pair figures",
+     O(scope_bytes), NULL},
+    {"baseline", 0, DL_OPT_STR, NULL, "RUN.JSON", "judge world bandwidth against this dlcomm run",
+     O(baseline), NULL},
+    {"min-fraction", 0, DL_OPT_DOUBLE, "0.9", "FRAC",
+     "pass at >= FRAC of the baseline; outliers are below FRAC of the median", O(min_fraction),
+     fraction},
+    {"outlier-mads", 0, DL_OPT_DOUBLE, "2.5", "K", "an outlier is also K MADs below the median",
+     O(mad_k), positive},
+    {"pairs", 0, DL_OPT_STR, "auto", "MODE", "all, ring, none, or auto (all up to 16 hosts)",
+     O(pairs), NULL},
+    {"scopes", 0, DL_OPT_STR, "all", "LIST", "node,rail,pair or all", O(scopes), NULL},
+    {"budget", 0, DL_OPT_DOUBLE, "0.3", "SEC", "timing budget of one figure", O(budget), positive},
+    {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations per figure (0: budget)", O(iters),
+     nonneg_long},
+    {"quick", 0, DL_OPT_FLAG, "0", NULL, "one bandwidth size, budget 0.1 s: about 60 s on 8 nodes",
+     O(quick), NULL},
+    {"gpu", 0, DL_OPT_FLAG, "1", NULL, "GPU health through NVML when present", O(gpu), NULL},
+    {"max-temp", 0, DL_OPT_DOUBLE, "85", "C", "GPU temperature above this warns", O(max_temp),
+     positive},
+    {"backend", 0, DL_OPT_STR, "mpi", "NAME", "mpi (GPU backends run through the engine later)",
+     O(backend), NULL},
+    {"timeout", 0, DL_OPT_DOUBLE, "120", "SEC", "a step making no progress this long: exit 3",
+     O(timeout), positive},
+    {"json", 0, DL_OPT_STR, NULL, "FILE", "write every check, scope, suspect and the verdict",
+     O(json), NULL},
+};
+#undef O
+
+static const char usage[] =
+    "usage: mpirun -np N dlcomm preflight [options]\n\n"
+    "Checks a set of hosts before a job: GPU health (NVML), NUMA binding, correctness of\n"
+    "every collective, bandwidth against a baseline, and scopes that localise a fault\n"
+    "(each node alone, each rail, node pairs). One line per check, then a VERDICT line.\n"
+    "Exit 0 pass (warnings allowed), 1 a check failed, 2 bad usage, 3 the run broke.";
+
+static int is_rank0(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r)
+        r = getenv("PMI_RANK");
+    return !r || strcmp(r, "0") == 0;
+}
+
+typedef struct {
+    dl_pf_opts_t o;
+    uint64_t sizes[16];
+    cJSON *baseline;
+} pf_setup_t;
+
+static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", s);
+    char *save = NULL;
+    ps->o.nsizes = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (ps->o.nsizes == DL_ARRAY_SIZE(ps->sizes) || dl_size_parse(t, &ps->sizes[ps->o.nsizes]) ||
+            ps->sizes[ps->o.nsizes] == 0) {
+            dl_err("--sizes: '%s' is not a SIZE (or more than 16 sizes)", t);
+            return DL_ERR_USAGE;
+        }
+        ps->o.nsizes++;
+    }
+    if (!ps->o.nsizes) {
+        dl_err("--sizes: give at least one size");
+        return DL_ERR_USAGE;
+    }
+    ps->o.sizes = ps->sizes;
+    return DL_OK;
+}
+
+static dl_status_t parse_modes(const pf_cli_t *a, dl_pf_opts_t *o)
+{
+    static const char *const pairs[] = {"auto", "all", "ring", "none"};
+    static const char *const scopes[] = {"node", "rail", "pair"};
+    size_t i;
+    for (i = 0; i < DL_ARRAY_SIZE(pairs); i++)
+        if (strcmp(a->pairs, pairs[i]) == 0)
+            break;
+    if (i == DL_ARRAY_SIZE(pairs)) {
+        dl_err("--pairs must be auto, all, ring or none, not '%s'", a->pairs);
+        return DL_ERR_USAGE;
+    }
+    o->pairs = (dl_pf_pairs_t)i;
+    uint32_t mask = 0;
+    if (dl_list_parse("scope", a->scopes, scopes, 3, &mask) != DL_OK)
+        return DL_ERR_USAGE;
+    o->scopes = (int)mask;
+    if (strcmp(a->backend, "mpi") != 0) {
+        dl_err("--backend %s: preflight runs over the mpi backend in this build", a->backend);
+        return DL_ERR_UNAVAILABLE;
+    }
+    return DL_OK;
+}
+
+static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
+{
+    memset(ps, 0, sizeof(*ps));
+    dl_pf_opts_t *o = &ps->o;
+    dl_status_t st = parse_sizes(a->sizes, ps);
+    if (st == DL_OK)
+        st = parse_modes(a, o);
+    if (st != DL_OK)
+        return st;
+    if (a->quick) { /* the largest size alone judges bandwidth */
+        for (size_t i = 1; i < o->nsizes; i++)
+            if (ps->sizes[i] > ps->sizes[0])
+                ps->sizes[0] = ps->sizes[i];
+        o->nsizes = 1;
+    }
+    o->check_bytes = a->check_bytes;
+    o->scope_bytes = a->scope_bytes;
+    o->min_fraction = a->min_fraction;
+    o->mad_k = a->mad_k;
+    o->timeout_s = a->timeout;
+    o->gpu_checks = a->gpu;
+    o->max_temp_c = a->max_temp;
+    o->json_path = a->json;
+    double budget = a->quick && a->budget > 0.1 ? 0.1 : a->budget;
+    o->mo = (dl_measure_opts_t){.warmup = 1, .iters = (int)a->iters, .ci_target = 0.02,
+                                .budget_s = budget, .min_iters = 3, .max_iters = 1000,
+                                .check = 1};
+    if (a->baseline && is_rank0()) {
+        char *text = NULL;
+        if (dl_read_file(a->baseline, &text, NULL) != DL_OK ||
+            !(ps->baseline = cJSON_Parse(text)) ||
+            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(ps->baseline, "profiles"))) {
+            dl_err("--baseline %s: not a readable dlcomm run.json (no \"profiles\")", a->baseline);
+            free(text);
+            return DL_ERR_INPUT;
+        }
+        free(text);
+        o->baseline = ps->baseline;
+        o->baseline_path = a->baseline;
+    }
+    return DL_OK;
+}
+
+static cJSON *doc_new(const pf_cli_t *a, int argc, char **argv)
+{
+    char cmd[4096] = "dlcomm";
+    size_t n = strlen(cmd);
+    for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
+        n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
+    cJSON *d = dl_run_new(cmd);
+    cJSON_DeleteItemFromObject(d, "profiles");
+    cJSON_AddStringToObject(d, "kind", "preflight");
+    dl_opts_echo(pf_opts, DL_ARRAY_SIZE(pf_opts), a, cJSON_AddObjectToObject(d, "options"));
+    cJSON_AddItemToObject(d, "environment", dl_env_allowlist());
+    return d;
+}
+
+static int finish(const pf_cli_t *a, cJSON *doc, dl_status_t st)
+{
+    int code = dl_status_exit_code(st);
+    cJSON_AddNumberToObject(doc, "exit_code", code);
+    if (a->json) {
+        char *s = cJSON_Print(doc);
+        dl_status_t io = s ? dl_write_atomic(a->json, s, strlen(s)) : DL_ERR_NOMEM;
+        cJSON_free(s);
+        if (io != DL_OK && code == 0)
+            code = dl_status_exit_code(io);
+    }
+    return code;
+}
+
+int cmd_preflight(int argc, char **argv)
+{
+    pf_cli_t a = {0};
+    pf_setup_t ps;
+    int help = 0;
+    dl_log_set_mute(!is_rank0());
+    dl_status_t st = dl_opts_parse(pf_opts, DL_ARRAY_SIZE(pf_opts), &a, argc - 1, argv + 1, NULL,
+                                   0, NULL, &help);
+    if (st == DL_OK && !help)
+        st = setup(&a, &ps);
+    dl_log_set_mute(0);
+    if (help) {
+        dl_opts_help(stdout, usage, pf_opts, DL_ARRAY_SIZE(pf_opts));
+        return 0;
+    }
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+
+    int provided, rank;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    cJSON *doc = rank == 0 ? doc_new(&a, argc - 1, argv + 1) : NULL;
+    st = dl_preflight_run(&ps.o, dl_backend_find("mpi"), MPI_COMM_WORLD, doc);
+    int code = rank == 0 ? finish(&a, doc, st) : dl_status_exit_code(st);
+    cJSON_Delete(doc);
+    cJSON_Delete(ps.baseline);
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,123 @@
+/* Measuring many sub-communicators at once: the concurrency that keeps a
+ * scope's cost flat in the node count. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+/* Waits for every rank of world without spinning: a rank whose member is
+ * done (or that sits this round out) must not take the CPU, the PCIe or the
+ * memory bandwidth that members still measuring need. */
+static dl_status_t quiet_barrier(MPI_Comm world)
+{
+    MPI_Request req;
+    int done = 0;
+    if (MPI_Ibarrier(world, &req) != MPI_SUCCESS)
+        return DL_ERR_COMM;
+    struct timespec nap = {0, 2000000}; /* 2 ms: a wake-up costs little */
+    while (!done) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return DL_ERR_COMM;
+        if (!done)
+            nanosleep(&nap, NULL);
+    }
+    return DL_OK;
+}
+
+/* One member's measurement, on the ranks of that member. */
+static dl_status_t measure_one(pf_ctx_t *c, MPI_Comm sub, dl_coll_id_t coll, uint64_t bytes,
+                               double *busbw, uint64_t *wrong)
+{
+    int rank, n;
+    MPI_Comm_rank(sub, &rank);
+    MPI_Comm_size(sub, &n);
+    dl_backend_cfg_t cfg = {.rank = rank, .nranks = n, .comm = &sub, .profile_name = "preflight",
+                            .max_bytes = bytes, .deadline_s = c->o->timeout_s};
+    void *bctx = NULL;
+    dl_status_t st = c->be->init(&cfg, &bctx);
+    if (st != DL_OK)
+        return st;
+    dl_xcomm_t x;
+    dl_xcomm_mpi_init(&x, &sub);
+    dl_case_t cs;
+    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, bytes, n, rank);
+    dl_result_t r;
+    st = dl_measure_case(c->be, bctx, &x, &c->o->mo, &cs, &r);
+    if (st == DL_OK) {
+        /* The median iteration: one descheduled iteration must not make a
+         * healthy member look slow. */
+        *busbw = dl_busbw(cs.coll, n, cs.counts.bytes, r.t.p50);
+        *wrong = r.wrong;
+    }
+    dl_result_free(&r);
+    c->be->fini(bctx);
+    return st;
+}
+
+dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_coll_id_t coll,
+                               uint64_t bytes, double *fig, uint64_t *wrong)
+{
+    double *f = malloc((size_t)ncolors * sizeof(double));
+    uint64_t *w = calloc((size_t)ncolors + 1, sizeof(uint64_t));
+    if (!f || !w) {
+        free(f);
+        free(w);
+        return DL_ERR_NOMEM;
+    }
+    for (int i = 0; i < ncolors; i++)
+        f[i] = -1;
+    int mine = color[c->rank];
+    MPI_Comm sub = MPI_COMM_NULL;
+    dl_status_t st = DL_OK;
+    if (MPI_Comm_split(c->world, mine >= 0 ? mine : MPI_UNDEFINED, c->rank, &sub) != MPI_SUCCESS)
+        st = DL_ERR_COMM;
+    if (st == DL_OK && sub != MPI_COMM_NULL) {
+        int n, r;
+        MPI_Comm_size(sub, &n);
+        MPI_Comm_rank(sub, &r);
+        double b = -1;
+        uint64_t wr = 0;
+        if (n > 1)
+            st = measure_one(c, sub, coll, bytes, &b, &wr);
+        if (st == DL_OK && r == 0) {
+            f[mine] = b;
+            w[mine] = wr;
+        }
+        MPI_Comm_free(&sub);
+    }
+    /* Everyone learns every figure (and whether anyone broke), so the next
+     * decisions (outliers, retests) are taken alike on every rank. */
+    w[ncolors] = st != DL_OK;
+    if (quiet_barrier(c->world) != DL_OK)
+        st = DL_ERR_COMM;
+    if (MPI_Allreduce(MPI_IN_PLACE, f, ncolors, MPI_DOUBLE, MPI_MAX, c->world) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, w, ncolors + 1, MPI_UINT64_T, MPI_SUM, c->world) != MPI_SUCCESS)
+        st = DL_ERR_COMM;
+    if (st == DL_OK && w[ncolors])
+        st = DL_ERR_COMM;
+    for (int i = 0; i < ncolors; i++) {
+        if (fig)
+            fig[i] = f[i];
+        if (wrong)
+            wrong[i] = w[i];
+    }
+    free(f);
+    free(w);
+    return st;
+}
+
+int pf_still_low(const pf_ctx_t *c, const double *figs, int n, int i, double v)
+{
+    double *f = malloc((size_t)n * sizeof(double));
+    int *low = malloc((size_t)n * sizeof(int)), res = 0;
+    double median;
+    if (f && low) {
+        for (int k = 0; k < n; k++)
+            f[k] = k == i ? v : figs[k];
+        dl_pf_low_outliers(f, n, c->o->min_fraction, c->o->mad_k, low, &median);
+        res = low[i];
+    }
+    free(f);
+    free(low);
+    return res;
+}

@@ -1,0 +1,81 @@
+/*
+ * preflight: a few minutes of checks before a job, each PASS / WARN / FAIL /
+ * SKIP with its figures, and a verdict that names the host, GPU, rail or
+ * pair at fault. Faults are localised by scopes measured concurrently on
+ * MPI sub-communicators (the world, each node alone, each rail, node pairs
+ * in a round-robin tournament or a ring), by robust outliers (median and
+ * MAD) and by a second pass that pits each suspect against a known-good
+ * peer before it is named.
+ *
+ * The collectives run through a dl_backend_ops_t on a sub-communicator, so
+ * the mpi backend here and a GPU backend later take the same path.
+ */
+#ifndef DL_PREFLIGHT_H
+#define DL_PREFLIGHT_H
+
+#include <cjson/cJSON.h>
+#include <mpi.h>
+
+#include "../backends/backends.h"
+#include "../measure/measure.h"
+
+typedef enum { DL_PF_PASS, DL_PF_WARN, DL_PF_FAIL, DL_PF_SKIP } dl_pf_status_t;
+const char *dl_pf_status_str(dl_pf_status_t s); /* "PASS", ... */
+
+/* How node pairs are scheduled. */
+typedef enum { DL_PF_PAIRS_AUTO, DL_PF_PAIRS_ALL, DL_PF_PAIRS_RING, DL_PF_PAIRS_NONE } dl_pf_pairs_t;
+/* auto: all pairs up to this many hosts, a ring of pairs beyond. */
+#define DL_PF_ALL_PAIRS_MAX_HOSTS 16
+
+typedef struct {
+    const uint64_t *sizes;     /* bandwidth sizes of the world checks */
+    size_t nsizes;
+    uint64_t check_bytes;      /* correctness size */
+    uint64_t scope_bytes;      /* size of the per-scope figures */
+    double min_fraction;       /* bandwidth >= this x baseline, and the outlier cut */
+    double mad_k;              /* outlier: this many MADs below the median */
+    dl_pf_pairs_t pairs;
+    int scopes;                /* bit 0 node, 1 rail, 2 pair */
+    dl_measure_opts_t mo;      /* bandwidth measurement */
+    double timeout_s;          /* one step making no progress this long: broke */
+    const cJSON *baseline;     /* a run.json document, or NULL */
+    const char *baseline_path;
+    int gpu_checks;            /* NVML health, 0 = skip */
+    double max_temp_c;         /* gpu: warn above */
+    const char *json_path;     /* where rank 0 writes the document (NULL: nowhere) */
+} dl_pf_opts_t;
+
+/* Which ranks share a host (the same on every rank). */
+typedef struct {
+    int nranks, nhosts, max_local;
+    int *host_of;   /* [nranks] host index, in order of first appearance */
+    int *local_of;  /* [nranks] rank among its host's ranks */
+    char (*names)[256]; /* [nhosts] host names */
+} dl_pf_layout_t;
+
+dl_status_t dl_pf_layout_build(MPI_Comm world, dl_pf_layout_t *l);
+/* From already gathered names (one per rank, 256 chars each). */
+dl_status_t dl_pf_layout_from_names(const char *names, int nranks, dl_pf_layout_t *l);
+void dl_pf_layout_free(dl_pf_layout_t *l);
+
+/* Disjoint rounds of host pairs. partner[r * nhosts + h] = the host paired
+ * with h in round r, or -1 (a bye). All pairs: the circle method, n-1 rounds
+ * (n even) or n (n odd), each pair exactly once. Ring: (h, h+1 mod n) in 2
+ * rounds (n even) or 3 (n odd). Returns the round count (0 for n < 2). */
+int dl_pf_pair_rounds(int nhosts, dl_pf_pairs_t mode, int **partner);
+dl_pf_pairs_t dl_pf_pairs_resolve(dl_pf_pairs_t mode, int nhosts);
+
+/* Robust low outliers: low[i] = v[i] < min_fraction x median and, on the
+ * log scale, more than k MADs below the median. Values < 0 are "not measured" and ignored. Returns how
+ * many are low; *median receives the median of the measured values. */
+int dl_pf_low_outliers(const double *v, int n, double min_fraction, double k, int *low,
+                       double *median);
+
+/* Runs every check on every rank of world; rank 0 fills *doc (the JSON
+ * document: checks, scopes, suspects, verdict) and prints one line per
+ * check. Returns DL_OK (pass or warn), DL_ERR_CHECK (a check failed) or the
+ * error that broke the run. */
+dl_status_t dl_preflight_run(const dl_pf_opts_t *o, const dl_backend_ops_t *be, MPI_Comm world,
+                             cJSON *doc);
+
+#endif

@@ -1,0 +1,80 @@
+/* The order of a preflight: host checks, correctness, world bandwidth, then
+ * the scopes that localise; the verdict last. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void ctx_json(pf_ctx_t *c, cJSON *doc)
+{
+    c->doc = doc;
+    c->checks = cJSON_AddArrayToObject(doc, "checks");
+    c->scopes = cJSON_AddObjectToObject(doc, "scopes");
+    c->suspects = cJSON_AddArrayToObject(doc, "suspects");
+    c->v_hosts = cJSON_CreateArray();
+    c->v_gpus = cJSON_CreateArray();
+    c->v_pairs = cJSON_CreateArray();
+    c->v_rails = cJSON_CreateArray();
+}
+
+static void ctx_json_free(pf_ctx_t *c)
+{
+    cJSON_Delete(c->v_hosts);
+    cJSON_Delete(c->v_gpus);
+    cJSON_Delete(c->v_pairs);
+    cJSON_Delete(c->v_rails);
+}
+
+static void layout_json(pf_ctx_t *c)
+{
+    if (c->rank != 0)
+        return;
+    cJSON *w = cJSON_AddObjectToObject(c->scopes, "world");
+    cJSON_AddNumberToObject(w, "ranks", c->nranks);
+    cJSON_AddNumberToObject(w, "hosts", c->lay.nhosts);
+    cJSON_AddNumberToObject(w, "max_ranks_per_host", c->lay.max_local);
+    cJSON *hl = cJSON_AddArrayToObject(w, "host_ranks");
+    for (int h = 0; h < c->lay.nhosts; h++) {
+        cJSON *e = cJSON_CreateObject(), *rs = cJSON_AddArrayToObject(e, "ranks");
+        cJSON_AddStringToObject(e, "host", c->lay.names[h]);
+        for (int r = 0; r < c->nranks; r++)
+            if (c->lay.host_of[r] == h)
+                cJSON_AddItemToArray(rs, cJSON_CreateNumber(r));
+        cJSON_AddItemToArray(hl, e);
+    }
+}
+
+dl_status_t dl_preflight_run(const dl_pf_opts_t *o, const dl_backend_ops_t *be, MPI_Comm world,
+                             cJSON *doc)
+{
+    pf_ctx_t c = {.o = o, .be = be, .world = world};
+    MPI_Comm_rank(world, &c.rank);
+    MPI_Comm_size(world, &c.nranks);
+    if (c.rank == 0)
+        ctx_json(&c, doc);
+    double t0 = dl_now();
+    pf_watchdog_start(&c, c.rank == 0 ? o->json_path : NULL);
+    dl_status_t st = dl_pf_layout_build(world, &c.lay);
+    if (st == DL_OK) {
+        layout_json(&c);
+        st = pf_host_checks(&c);
+    }
+    if (st == DL_OK)
+        st = pf_correctness(&c);
+    if (st == DL_OK)
+        st = pf_bandwidth(&c);
+    if (st == DL_OK)
+        st = pf_scopes(&c);
+    pf_step("done");
+    if (c.rank == 0 && st == DL_OK) {
+        cJSON_AddNumberToObject(doc, "elapsed_s", dl_now() - t0);
+        st = pf_verdict(&c);
+    }
+    /* Every rank returns the same outcome. */
+    int code = st;
+    MPI_Bcast(&code, 1, MPI_INT, 0, world);
+    dl_pf_layout_free(&c.lay);
+    if (c.rank == 0)
+        ctx_json_free(&c);
+    return st != DL_OK && st != DL_ERR_CHECK ? st : (dl_status_t)code;
+}

@@ -1,0 +1,79 @@
+/* A step that makes no progress (a peer hung, a link dead) must not hold a
+ * Slurm prolog forever: past the timeout the job is aborted with exit 3, and
+ * rank 0 leaves a JSON document that says which step broke. */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static _Atomic double g_step_started;
+static char g_step[128];
+static pthread_mutex_t g_step_lock = PTHREAD_MUTEX_INITIALIZER;
+static double g_timeout;
+static int g_rank;
+static char g_json[1024];
+
+void pf_step(const char *what)
+{
+    pthread_mutex_lock(&g_step_lock);
+    snprintf(g_step, sizeof(g_step), "%s", what);
+    pthread_mutex_unlock(&g_step_lock);
+    atomic_store(&g_step_started, dl_now());
+}
+
+static void write_broke(const char *step)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddNumberToObject(d, "schema", 1);
+    cJSON_AddStringToObject(d, "command", "preflight");
+    cJSON *v = cJSON_AddObjectToObject(d, "verdict");
+    cJSON_AddStringToObject(v, "status", "broke");
+    cJSON_AddStringToObject(v, "step", step);
+    cJSON_AddNumberToObject(v, "timeout_s", g_timeout);
+    cJSON_AddNumberToObject(d, "exit_code", 3);
+    char *s = cJSON_Print(d);
+    if (s)
+        dl_write_atomic(g_json, s, strlen(s));
+    cJSON_free(s);
+    cJSON_Delete(d);
+}
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        double t = atomic_load(&g_step_started);
+        if (!(t > 0 && dl_now() - t > g_timeout))
+            continue;
+        char step[128];
+        pthread_mutex_lock(&g_step_lock);
+        snprintf(step, sizeof(step), "%s", g_step);
+        pthread_mutex_unlock(&g_step_lock);
+        dl_err("rank %d: %s made no progress for %.0f s: a peer is hung or a link is dead; "
+               "aborting (exit 3)", g_rank, step, g_timeout);
+        if (g_rank == 0) {
+            printf("VERDICT BROKE %s timed out after %.0f s\n", step, g_timeout);
+            fflush(stdout);
+            if (g_json[0])
+                write_broke(step);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 3);
+        _exit(3);
+    }
+    return NULL;
+}
+
+void pf_watchdog_start(pf_ctx_t *c, const char *json_path)
+{
+    g_timeout = c->o->timeout_s;
+    g_rank = c->rank;
+    snprintf(g_json, sizeof(g_json), "%s", json_path ? json_path : "");
+    pf_step("start");
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, watch, NULL) == 0)
+        pthread_detach(tid);
+}

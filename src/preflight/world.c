@@ -1,0 +1,149 @@
+/* The world scope: every collective's correctness, and bandwidth at a few
+ * large sizes against a baseline run. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dl_status_t world_init(pf_ctx_t *c, uint64_t max_bytes, void **bctx, dl_xcomm_t *x)
+{
+    dl_backend_cfg_t cfg = {.rank = c->rank, .nranks = c->nranks, .comm = &c->world,
+                            .profile_name = "preflight", .max_bytes = max_bytes,
+                            .deadline_s = c->o->timeout_s};
+    dl_xcomm_mpi_init(x, &c->world);
+    return c->be->init(&cfg, bctx);
+}
+
+/* "rank 3 (dlh2): 12, rank 5 (dlh3): 1" and blames those hosts. */
+static void name_wrong(pf_ctx_t *c, const uint64_t *per_rank, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int r = 0; per_rank && r < c->nranks; r++) {
+        if (!per_rank[r])
+            continue;
+        int h = c->lay.host_of[r];
+        pf_blame_host(c, h);
+        if (n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%srank %d (%s): %llu", n ? ", " : "", r,
+                                  c->lay.names[h], (unsigned long long)per_rank[r]);
+    }
+}
+
+static dl_status_t check_one(pf_ctx_t *c, void *bctx, const dl_xcomm_t *x, const dl_coll_t *coll)
+{
+    dl_measure_opts_t once = {.warmup = 0, .iters = 1, .min_iters = 1, .max_iters = 1,
+                              .check = 1, .ci_target = 1, .budget_s = 1};
+    uint64_t wrong[2] = {0, 0}, *per_rank = NULL;
+    for (int place = 0; place < 2; place++) {
+        dl_case_t cs;
+        dl_result_t r;
+        dl_case_init(&cs, coll, DL_DT_FLOAT32, DL_OP_SUM, (dl_place_t)place, 0,
+                     c->o->check_bytes, c->nranks, c->rank);
+        dl_status_t st = dl_measure_case(c->be, bctx, x, &once, &cs, &r);
+        if (st != DL_OK) {
+            dl_result_free(&r);
+            free(per_rank);
+            pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, NULL,
+                     "the collective broke: %s", dl_status_str(st));
+            return st;
+        }
+        wrong[place] = r.wrong;
+        if (c->rank == 0 && r.wrong) {
+            if (!per_rank)
+                per_rank = calloc((size_t)c->nranks, sizeof(uint64_t));
+            for (int k = 0; per_rank && k < c->nranks; k++)
+                per_rank[k] += r.wrong_per_rank[k];
+        }
+        dl_result_free(&r);
+    }
+    char sz[32], who[1024];
+    dl_size_format(c->o->check_bytes, sz, sizeof(sz));
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddNumberToObject(f, "bytes", (double)c->o->check_bytes);
+    cJSON_AddNumberToObject(f, "wrong_out_of_place", (double)wrong[0]);
+    cJSON_AddNumberToObject(f, "wrong_in_place", (double)wrong[1]);
+    if (wrong[0] + wrong[1]) {
+        name_wrong(c, per_rank, who, sizeof(who));
+        pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, f,
+                 "%s float32: %llu wrong elements: %s", sz,
+                 (unsigned long long)(wrong[0] + wrong[1]), who);
+    } else {
+        pf_check(c, DL_PF_PASS, "correctness", "world", coll->name, f,
+                 "%s float32 out-of-place and in-place, %d ranks: 0 wrong", sz, c->nranks);
+    }
+    free(per_rank);
+    return DL_OK;
+}
+
+dl_status_t pf_correctness(pf_ctx_t *c)
+{
+    void *bctx = NULL;
+    dl_xcomm_t x;
+    dl_status_t st = world_init(c, c->o->check_bytes, &bctx, &x);
+    for (int i = 0; st == DL_OK && i < DL_COLL_COUNT; i++) {
+        char step[64];
+        snprintf(step, sizeof(step), "correctness %s", dl_colls[i]->name);
+        pf_step(step);
+        st = check_one(c, bctx, &x, dl_colls[i]);
+    }
+    if (bctx)
+        c->be->fini(bctx);
+    return st;
+}
+
+static void judge_bw(pf_ctx_t *c, const dl_result_t *r)
+{
+    char subject[64], sz[32];
+    dl_size_format(r->c.counts.bytes, sz, sizeof(sz));
+    snprintf(subject, sizeof(subject), "%s", r->c.coll->name);
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddNumberToObject(f, "bytes", (double)r->c.counts.bytes);
+    cJSON_AddNumberToObject(f, "ranks", r->nranks);
+    cJSON_AddNumberToObject(f, "busbw_gbps", r->busbw_gbps);
+    cJSON_AddNumberToObject(f, "time_us", r->t.mean * 1e6);
+    double base = c->o->baseline ? pf_baseline_busbw(c->o->baseline, r->c.coll->name,
+                                                     r->c.counts.bytes, r->nranks) : -1;
+    if (base < 0) {
+        pf_check(c, DL_PF_SKIP, "bandwidth", "world", subject, f,
+                 "%s busbw %.3f GB/s: %s", sz, r->busbw_gbps,
+                 c->o->baseline ? "no baseline row at this collective/size/ranks"
+                                : "no --baseline; only the relative checks of the scopes judge");
+        return;
+    }
+    double frac = r->busbw_gbps / base;
+    cJSON_AddNumberToObject(f, "baseline_busbw_gbps", base);
+    cJSON_AddNumberToObject(f, "fraction", frac);
+    cJSON_AddNumberToObject(f, "min_fraction", c->o->min_fraction);
+    dl_pf_status_t st = frac >= c->o->min_fraction ? DL_PF_PASS : DL_PF_FAIL;
+    pf_check(c, st, "bandwidth", "world", subject, f,
+             "%s busbw %.3f GB/s = %.0f%% of baseline %.3f GB/s (needs >= %.0f%%)", sz,
+             r->busbw_gbps, 100 * frac, base, 100 * c->o->min_fraction);
+}
+
+dl_status_t pf_bandwidth(pf_ctx_t *c)
+{
+    static const dl_coll_id_t colls[] = {DL_COLL_ALLREDUCE, DL_COLL_ALLGATHER};
+    uint64_t max = 0;
+    for (size_t s = 0; s < c->o->nsizes; s++)
+        max = c->o->sizes[s] > max ? c->o->sizes[s] : max;
+    void *bctx = NULL;
+    dl_xcomm_t x;
+    dl_status_t st = world_init(c, max, &bctx, &x);
+    for (size_t k = 0; st == DL_OK && k < DL_ARRAY_SIZE(colls); k++)
+        for (size_t s = 0; st == DL_OK && s < c->o->nsizes; s++) {
+            dl_case_t cs;
+            dl_result_t r;
+            pf_step("bandwidth world");
+            dl_case_init(&cs, dl_colls[colls[k]], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0,
+                         c->o->sizes[s], c->nranks, c->rank);
+            st = dl_measure_case(c->be, bctx, &x, &c->o->mo, &cs, &r);
+            if (st == DL_OK)
+                judge_bw(c, &r);
+            dl_result_free(&r);
+        }
+    if (bctx)
+        c->be->fini(bctx);
+    return st;
+}

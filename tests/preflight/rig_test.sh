@@ -1,0 +1,57 @@
+#!/bin/bash
+# preflight on the netns rig: HOSTS namespaces x 2 ranks over TCP.
+#   rig_test.sh DLCOMM HOSTS healthy|throttled
+# healthy: exit 0 and no host named. throttled: one host's link limited with
+# tc tbf; exit 1 and the JSON verdict names exactly that host. Either way the
+# preflight run must take under 60 s. Exit 77 (skip) where namespaces are not
+# permitted.
+set -euo pipefail
+bin=$1 hosts=$2 mode=$3
+here=$(cd "$(dirname "$0")" && pwd)
+rig=$here/../../scripts/netns-rig.sh
+export DLRIG_PREFIX=pft DLRIG_NET=10.213.78
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: the netns rig needs root (network namespaces, bridge, tc)"; exit 77
+fi
+if ! "$rig" check; then
+  echo "SKIP: network namespaces are not permitted here"; exit 77
+fi
+work=$(mktemp -d)
+trap '"$rig" down; rm -rf "$work"' EXIT
+"$rig" up "$hosts"
+bad=""
+if [ "$mode" = throttled ]; then
+  bad=pft$(( (hosts + 1) / 2 + 1 ))   # not the host of rank 0
+  "$rig" throttle "$bad" 10mbit
+fi
+start=$(date +%s.%N)
+set +e
+"$rig" mpirun -np $((hosts * 2)) "$bin" preflight --sizes 256K --check-size 64K \
+  --scope-size 256K --timeout 50 --json "$work/pf.json" > "$work/out.txt" 2>&1
+rc=$?
+set -e
+end=$(date +%s.%N)
+grep -v setpgid "$work/out.txt" || true
+python3 - "$work/pf.json" "$rc" "$mode" "$bad" "$start" "$end" <<'PY'
+import json, sys
+path, rc, mode, bad, start, end = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
+d = json.load(open(path))
+v = d["verdict"]
+took = end - start
+print(f"preflight took {took:.1f} s, exit {rc}, verdict {v['status']} hosts {v['hosts']}")
+assert took < 60, f"preflight took {took:.1f} s (limit 60)"
+assert d["exit_code"] == rc or rc != 0, (d["exit_code"], rc)
+if mode == "healthy":
+    assert rc == 0, f"healthy rig: exit {rc}"
+    assert v["status"] in ("pass", "warn"), v
+    assert v["hosts"] == [] and v["pairs"] == [] and v["rails"] == [], v
+else:
+    assert rc == 1, f"throttled rig: exit {rc}, expected 1"
+    assert v["status"] == "fail", v
+    assert v["hosts"] == [bad], f"verdict names {v['hosts']}, expected exactly [{bad}]"
+    sus = [s for s in d["suspects"] if s["confirmed"]]
+    assert [s["subject"] for s in sus] == [bad], sus
+    assert sus[0]["retest"]["peer"] != bad
+hosts = [h["host"] for h in d["scopes"]["world"]["host_ranks"]]
+assert len(hosts) == len(set(hosts)) and all(h.startswith("pft") for h in hosts), hosts
+PY

@@ -1,0 +1,13 @@
+# preflight: unit tests of its arithmetic, real mpirun runs on this host, and
+# the multi-host netns rig (root only; skipped with a message elsewhere).
+add_executable(preflight_unit ${CMAKE_CURRENT_LIST_DIR}/test_preflight_unit.c)
+target_link_libraries(preflight_unit PRIVATE dlcore PkgConfig::CMOCKA)
+add_test(NAME preflight_unit COMMAND preflight_unit)
+set_tests_properties(preflight_unit PROPERTIES LABELS unit TIMEOUT 60)
+
+foreach(mode healthy throttled)
+  add_test(NAME preflight_rig_${mode}
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 4 ${mode})
+  set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"
+                       SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig)
+endforeach()
