@@ -139,6 +139,9 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         snprintf(pr->reason, sizeof(pr->reason), "%s", str_of(p, "reason", ""));
         pr->modelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "modelled"));
         read_forced(p, pr);
+        if (!out->nccl[0]) /* what NCCL itself said, when the fingerprint does not */
+            version_of(cJSON_GetObjectItemCaseSensitive(p, "observed_transports"), "nccl_version",
+                       out->nccl, sizeof(out->nccl));
         const cJSON *o;
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(p, "results"))
         {

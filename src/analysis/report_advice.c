@@ -88,7 +88,8 @@ static void horovod_fusion(out_t *o, const dl_curve_t *c, const char *prof)
              "ms: one all-reduce of the fusion threshold (%s) takes %.4g us here (%s); the cycle "
              "is that time rounded up to 0.1 ms (at least 0.1), so one fused buffer fills while "
              "the previous one is on the wire; Horovod's default is 1 ms", sthr, t,
-             r90->bytes == thr ? "measured" : "scaled linearly from the nearest size below");
+             r90->bytes != thr ? "scaled linearly from the nearest size below"
+             : r90->modelled  ? "modelled" : "measured");
     advise(o, "HOROVOD_CYCLE_TIME", v, why);
 }
 
@@ -138,6 +139,7 @@ static int crossovers(out_t *o, const dl_run_t *r, const char *coll, int proto)
     for (size_t k = 1; k < nc; k++)
         distinct |= strcmp(key[k], key[0]) != 0;
     size_t len = 0;
+    int changes = 0;
     const char *prev = NULL;
     for (size_t i = 0; distinct && i < cv[0].n; i++) {
         uint64_t by = cv[0].v[i]->bytes;
@@ -156,7 +158,10 @@ static int crossovers(out_t *o, const dl_run_t *r, const char *coll, int proto)
         if (len >= sizeof(why))
             len = sizeof(why) - 1;
         prev = win;
+        changes++;
     }
+    if (distinct && changes == 1 && len < sizeof(why))
+        snprintf(why + len, sizeof(why) - len, " and at every size after: no crossover");
     if (distinct) {
         char name[64];
         snprintf(name, sizeof(name), "%s %s crossover", coll, proto ? "NCCL_PROTO" : "NCCL_ALGO");
