@@ -149,8 +149,8 @@ static void gp_xtics(FILE *f, uint64_t lo, uint64_t hi)
         fprintf(f, "%s\"%s\" %llu", first ? "" : ", ", lbl, (unsigned long long)1 << e);
         first = 0;
     }
-    fprintf(f, ")\nset xrange [%llu:%llu]\n", (unsigned long long)1 << (e0 > 0 ? e0 : 0),
-            (unsigned long long)1 << (e1 < 63 ? e1 : 63));
+    /* A little room at both ends: gnuplot drops a tic that sits on the border. */
+    fprintf(f, ")\nset xrange [%g:%g]\n", ldexp(0.9, e0 > 0 ? e0 : 0), ldexp(1.1, e1 < 63 ? e1 : 63));
 }
 
 static void series_label(const series_t *s, int nruns, int nprof_here, char *buf, size_t len)
