@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 #include <mpi.h>
 
+#include "../util/util.h"
+
 typedef struct {
     char host[256];
     char cpu[128];
@@ -36,5 +38,54 @@ cJSON *dl_ncclog_parse(const char *path);
  * transport ("P2P", "SHM", "NET", "NET/IB", "NET/Socket"; NULL: none). */
 const char *dl_ncclog_contradiction(const cJSON *observed, const cJSON *env, const char *intent,
                                     char *buf, size_t len);
+
+/* GPUs through NVML, loaded at run time (libnvidia-ml.so.1). A figure NVML
+ * does not support on a device is -1. */
+#define DL_GPU_MAX 16
+#define DL_GPU_MAX_LINKS 18
+typedef struct {
+    int index;
+    char name[96];
+    char bus_id[32];          /* "0000:17:00.0" */
+    long long ecc_volatile, ecc_aggregate; /* uncorrected ECC errors */
+    int retired_dbe, retired_pending;      /* retired pages (double-bit), pending */
+    int remap_unc, remap_pending, remap_failure; /* remapped rows (Ampere and later) */
+    long long throttle;       /* clock event reasons bit mask */
+    int temp_c;
+    int pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+    int nvlink_total, nvlink_up;
+    char nvlink_peer[DL_GPU_MAX_LINKS][32]; /* bus id at the far end of each active link */
+} dl_gpu_t;
+typedef struct {
+    int count;
+    char driver[80];
+    dl_gpu_t gpu[DL_GPU_MAX];
+} dl_gpus_t;
+/* Clock event reasons that mean the hardware slowed the GPU down. */
+#define DL_GPU_HW_SLOWDOWN 0x8ULL
+#define DL_GPU_SW_THERMAL 0x20ULL
+#define DL_GPU_HW_THERMAL 0x40ULL
+#define DL_GPU_HW_POWER_BRAKE 0x80ULL
+/* DL_ERR_UNAVAILABLE with the reason in why (no NVML, no GPU). */
+dl_status_t dl_sys_gpus(dl_gpus_t *out, char *why, size_t len);
+/* One GPU's figures as JSON (keys with units: temperature_c, ...). */
+cJSON *dl_gpu_json(const dl_gpu_t *g);
+
+/* This host as hwloc (and NVML, when given) see it: NUMA nodes, cores, GPUs
+ * with bus ids and NUMA nodes, NICs, and GPU-GPU / GPU-NIC path types named
+ * as `nvidia-smi topo -m` names them (X, NV#, PIX, PXB, PHB, NODE, SYS). */
+cJSON *dl_sys_topo(const dl_gpus_t *gpus);
+/* The NUMA nodes (hwloc logical indices) this process's CPU binding
+ * touches, as a bit mask, and how many NUMA nodes the host has. Returns
+ * 1 when the binding covers every core of the host (not bound). */
+int dl_sys_binding_numa(unsigned long long *mask, int *nnuma, char *cpus, size_t len);
+/* The NUMA node of a PCI device by bus id, -1 when unknown. */
+int dl_sys_pci_numa(const char *bus_id);
+/* Collective: each rank's object (NULL: nothing to send) as an array on
+ * rank 0, in rank order; NULL elsewhere. */
+cJSON *dl_sys_gather_json(MPI_Comm comm, const cJSON *mine);
+/* Collective: dl_sys_topo of every host (its first rank's view), as an
+ * array on rank 0 with "nvml" saying "ok" or why not; NULL elsewhere. */
+cJSON *dl_sys_topo_job(MPI_Comm comm);
 
 #endif

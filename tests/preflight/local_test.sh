@@ -1,0 +1,104 @@
+#!/bin/bash
+# preflight and topo on this host with real mpirun ranks.
+#   local_test.sh MODE DLCOMM MPIRUN...
+# pass: 4 ranks pass, every collective checked, JSON complete.
+# corrupt: one rank's results are corrupted (DLCOMM_INJECT): exit 1, the
+#   correctness lines name that rank and the verdict its host.
+# baseline: world bandwidth judged against a baseline run: far above what is
+#   measured fails, far below passes.
+# usage: bad options exit 2 and write nothing.
+# topo: one section per host with NUMA nodes and cores, in text and JSON.
+set -euo pipefail
+mode=$1 bin=$2
+shift 2
+mpirun=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+common=(--sizes 256K --check-size 64K --scope-size 256K --timeout 60)
+
+case $mode in
+pass)
+  "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --json "$work/pf.json"
+  python3 - "$work/pf.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"]["status"] in ("pass", "warn") and d["exit_code"] == 0, d["verdict"]
+corr = [c for c in d["checks"] if c["check"] == "correctness"]
+assert sorted(c["subject"] for c in corr) == sorted(
+    ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce"]), corr
+assert all(c["status"] == "pass" for c in corr)
+assert [c["check"] for c in d["checks"]].count("numa") == 4
+assert d["topo"] and d["topo"][0]["cores"] >= 1 and d["topo"][0]["numa_nodes"]
+assert d["scopes"]["world"]["ranks"] == 4 and d["scopes"]["node"][0]["busbw_gbps"] > 0
+PY
+  ;;
+corrupt)
+  set +e
+  DLCOMM_INJECT=corrupt:2 "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight "${common[@]}" \
+    --scopes node --json "$work/pf.json" > "$work/out.txt" 2>&1
+  rc=$?
+  set -e
+  cat "$work/out.txt"
+  [ "$rc" -eq 1 ] || { echo "expected exit 1, got $rc"; exit 1; }
+  grep -q '^FAIL correctness .*rank 2 (' "$work/out.txt"
+  grep -q '^VERDICT FAIL .*hosts=' "$work/out.txt"
+  python3 - "$work/pf.json" "$(hostname)" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"]["hosts"] == [sys.argv[2]], d["verdict"]
+assert d["exit_code"] == 1
+PY
+  ;;
+baseline)
+  "${mpirun[@]}" -np 4 "$bin" sweep -c allreduce,allgather -b 256K -e 256K --placement out -q \
+    --out "$work/base" > /dev/null
+  python3 - "$work/base/run.json" "$work" <<'PY'
+import json, sys
+for name, factor in (("high", 1000.0), ("low", 0.001)):
+    d = json.load(open(sys.argv[1]))
+    rows = [r for p in d["profiles"] for r in p["results"]]
+    assert {r["collective"] for r in rows} == {"allreduce", "allgather"}, rows
+    for r in rows:
+        r["busbw_gbps"] *= factor
+    json.dump(d, open(f"{sys.argv[2]}/{name}.json", "w"))
+PY
+  set +e
+  "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node --baseline "$work/high.json" \
+    > "$work/high.txt" 2>&1
+  rc=$?
+  set -e
+  cat "$work/high.txt"
+  [ "$rc" -eq 1 ] || { echo "baseline far above: expected exit 1, got $rc"; exit 1; }
+  grep -q '^FAIL bandwidth .*world .*allreduce .*of baseline' "$work/high.txt"
+  "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node --baseline "$work/low.json" \
+    > "$work/low.txt" 2>&1 || { cat "$work/low.txt"; exit 1; }
+  grep -q '^PASS bandwidth .*world .*allgather .*of baseline' "$work/low.txt"
+  ;;
+usage)
+  for args in "--sizes 12Q" "--min-fraction 2" "--pairs some" "--scopes nodes" \
+              "--baseline $work/none.json" "--bogus"; do
+    set +e
+    # shellcheck disable=SC2086 # the words are options
+    "$bin" preflight $args --json "$work/pf.json" 2> "$work/err.txt"
+    rc=$?
+    set -e
+    [ "$rc" -eq 2 ] || { echo "preflight $args: exit $rc, expected 2"; exit 1; }
+    [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; exit 1; }
+    [ ! -e "$work/pf.json" ] || { echo "preflight $args wrote a file"; exit 1; }
+  done
+  ;;
+topo)
+  "${mpirun[@]}" -np 2 "$bin" topo --json "$work/topo.json" | tee "$work/topo.txt"
+  [ "$(grep -c '^# host ' "$work/topo.txt")" -eq 1 ]
+  grep -q 'numa0  cpus ' "$work/topo.txt"
+  python3 - "$work/topo.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["hosts"]
+assert len(h) == 1 and h[0]["cores"] >= 1 and h[0]["pus"] >= h[0]["cores"]
+assert h[0]["numa_nodes"] and "gpu_gpu" in h[0] and "nics" in h[0]
+PY
+  ;;
+*)
+  echo "unknown mode $mode"; exit 2 ;;
+esac
