@@ -25,3 +25,13 @@ add_executable(analysis_unit ${CMAKE_CURRENT_LIST_DIR}/test_analysis.c)
 target_link_libraries(analysis_unit PRIVATE dlcore PkgConfig::CMOCKA)
 add_test(NAME analysis_unit COMMAND analysis_unit)
 set_tests_properties(analysis_unit PROPERTIES LABELS analysis TIMEOUT 60)
+
+# The readers' fuzzer, 20 s, only when asked for (-DDLCOMM_FUZZ=ON) and clang
+# is here; CI does not install clang, so it never depends on this.
+option(DLCOMM_FUZZ "run a short libFuzzer pass over the run readers in ctest" OFF)
+find_program(DL_CLANG clang)
+if(DLCOMM_FUZZ AND DL_CLANG)
+  add_test(NAME analysis_fuzz_readers
+           COMMAND ${CMAKE_SOURCE_DIR}/scripts/fuzz-readers.sh 20 ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
+  set_tests_properties(analysis_fuzz_readers PROPERTIES LABELS "analysis;fuzz" TIMEOUT 120)
+endif()
