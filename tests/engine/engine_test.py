@@ -252,6 +252,30 @@ def case_transports(c):
     check("profile liar, rank 1" in p.stderr, "no warning on stderr")
 
 
+def case_shipped(c):
+    """Every shipped profile and system loads; the systems model what they say."""
+    p = subprocess.run([c.dlcomm, "profiles"], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0, "dlcomm profiles: exit %d %s" % (p.returncode, p.stderr))
+    names = {l.split()[0] for l in p.stdout.splitlines() if l and not l[0].isspace()}
+    want = {"default", "p2p-off", "shm-off", "p2p-shm-off", "socket", "ib", "gdr-off", "ring",
+            "tree", "ll", "ll128", "simple"}
+    check(want <= names, "dlcomm profiles lacks %s" % (want - names))
+    bad = write(c, "bad.json", '{"name": "b", "env": {"X": 1}}')
+    p = subprocess.run([c.dlcomm, "profiles", bad], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and bad in p.stderr, "dlcomm profiles FILE on a bad file")
+    paths = {}
+    for system in ("h200-sxm-8", "a100-sxm-8", "pcie-4gpu-nop2p", "cpu-host"):
+        c.out = os.path.join(c.dir, system)
+        c.sweep(2, ["--system", system, "-p", "default", "-c", "allreduce", "-b", "1M", "-e", "1M"])
+        prof = profiles(c.run_json())["default"]
+        paths[system] = (prof["backend_info"]["intra_node_path"], prof["results"][0]["ranks"])
+    check(paths == {"h200-sxm-8": ("nvlink", 8), "a100-sxm-8": ("nvlink", 8),
+                    "pcie-4gpu-nop2p": ("shm", 4), "cpu-host": ("shm", 4)}, "paths %s" % paths)
+    bad = write(c, "sys.json", '{"name": "s", "gpus_per_node": 8, "paths": {"nvlink": {}}}')
+    p = c.sweep(2, ["--system", bad, "-p", "default"], expect=2)
+    check(bad in p.stderr, "a bad system file is not named: %s" % p.stderr)
+
+
 def case_mpi_profiles(c):
     p = subprocess.run(c.mpirun + ["-np", "2", c.dlcomm, "sweep", "--backend", "mpi", "-p", "ring",
                                    "--out", c.out], capture_output=True, text=True, timeout=60)
