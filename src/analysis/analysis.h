@@ -56,7 +56,7 @@ const char *dl_fmt_name(dl_fmt_t f);
 /* "out" -> "out-of-place", "in" -> "in-place". */
 const char *dl_an_place_name(const char *placement);
 
-/* Reads a file. Bad input:
+/* Reads a file (a folder: its run.json). Bad input:
  * one line naming the file and the problem, DL_ERR_INPUT. */
 dl_status_t dl_an_load(const char *path, dl_run_t *out);
 /* The same from memory (buf need not be NUL-terminated). */

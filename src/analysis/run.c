@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *dl_fmt_name(dl_fmt_t f)
 {
@@ -98,9 +99,14 @@ dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_run_t 
 
 dl_status_t dl_an_load(const char *path, dl_run_t *out)
 {
-    char *data = NULL;
+    char *data = NULL, file[1024];
     size_t len = 0;
+    struct stat sb;
     memset(out, 0, sizeof(*out));
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder: its run.json */
+        snprintf(file, sizeof(file), "%s/run.json", path);
+        path = file;
+    }
     if (dl_read_file(path, &data, &len) != DL_OK) {
         dl_err("%s: cannot read it", path);
         return DL_ERR_INPUT;
