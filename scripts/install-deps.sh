@@ -5,7 +5,7 @@ set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 pkgs="build-essential cmake pkg-config openmpi-bin libopenmpi-dev libcjson-dev libhwloc-dev
-      libcmocka-dev gnuplot-nox python3 iproute2"
+      libcmocka-dev gnuplot-nox python3 iproute2 python3-yaml shellcheck"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

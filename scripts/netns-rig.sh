@@ -69,7 +69,9 @@ cmd_down() {
 
 cmd_up() {
   local n=${1:-}
-  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 200 ] || die "up N: N must be 2..200"
+  if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 2 ] || [ "$n" -gt 200 ]; then
+    die "up N: N must be 2..200"
+  fi
   need_root
   cmd_down
   mkdir -p "$STATE"

@@ -17,3 +17,10 @@ foreach(mode pass corrupt baseline usage topo)
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/local_test.sh ${mode} ${DL_BIN} ${DL_MPIRUN})
   set_tests_properties(preflight_local_${mode} PROPERTIES LABELS integration TIMEOUT 120)
 endforeach()
+
+add_test(NAME preflight_scripts_syntax
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh syntax ${CMAKE_SOURCE_DIR}/scripts)
+add_test(NAME preflight_slurm_prolog
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh prolog ${CMAKE_SOURCE_DIR}/scripts ${DL_BIN})
+set_tests_properties(preflight_scripts_syntax preflight_slurm_prolog PROPERTIES
+                     LABELS integration TIMEOUT 120)
