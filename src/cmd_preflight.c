@@ -11,7 +11,7 @@
 #include "results/results.h"
 
 typedef struct {
-    const char *sizes, *baseline, *pairs, *scopes, *json, *backend;
+    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend;
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
@@ -36,6 +36,8 @@ static const dl_opt_t pf_opts[] = {
      O(scope_bytes), NULL},
     {"baseline", 0, DL_OPT_STR, NULL, "RUN.JSON", "judge world bandwidth against this dlcomm run",
      O(baseline), NULL},
+    {"system", 0, DL_OPT_STR, NULL, "FILE",
+     "judge world bandwidth against the sim model of this system description", O(system), NULL},
     {"min-fraction", 0, DL_OPT_DOUBLE, "0.9", "FRAC",
      "pass at >= FRAC of the baseline; outliers are below FRAC of the median", O(min_fraction),
      fraction},
@@ -155,6 +157,12 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
     o->mo = (dl_measure_opts_t){.warmup = 1, .iters = (int)a->iters, .ci_target = 0.02,
                                 .budget_s = budget, .min_iters = 3, .max_iters = 1000,
                                 .check = 1};
+    if (a->system) {
+        int nodes, gpn;
+        if (dl_sim_system_check(a->system, &nodes, &gpn) != DL_OK)
+            return DL_ERR_INPUT;
+        o->system_path = a->system;
+    }
     if (a->baseline && is_rank0()) {
         char *text = NULL;
         if (dl_read_file(a->baseline, &text, NULL) != DL_OK ||

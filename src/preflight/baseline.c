@@ -1,6 +1,7 @@
 /* Baseline rows from an earlier dlcomm run (run.json). */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int str_is(const cJSON *o, const char *key, const char *want)
@@ -37,4 +38,34 @@ double pf_baseline_busbw(const cJSON *run, const char *coll, uint64_t bytes, int
         }
     }
     return best;
+}
+
+/* The sim backend's model of a system description, asked in-process for
+ * one case at the job's node count (ranks = nodes x the file's GPUs per
+ * node). NCCL_DEBUG_FILE is hidden meanwhile: the model would emulate a
+ * debug log into it, and that file belongs to the user's real runs. */
+double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_t bytes)
+{
+    const dl_backend_ops_t *sim = dl_backend_find("sim");
+    int nodes = 0, gpn = 0;
+    if (!sim || dl_sim_system_check(system, &nodes, &gpn) != DL_OK || gpn < 1)
+        return -1;
+    int m = nhosts * gpn;
+    dl_backend_cfg_t cfg = {.rank = 0, .nranks = m, .sim_nodes = nhosts, .system_path = system,
+                            .profile_name = "preflight"};
+    char *dbg = getenv("NCCL_DEBUG_FILE") ? strdup(getenv("NCCL_DEBUG_FILE")) : NULL;
+    unsetenv("NCCL_DEBUG_FILE");
+    void *ctx = NULL;
+    dl_status_t st = sim->init(&cfg, &ctx);
+    if (dbg)
+        setenv("NCCL_DEBUG_FILE", dbg, 1);
+    free(dbg);
+    if (st != DL_OK)
+        return -1;
+    dl_case_t cs;
+    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, bytes, m, 0);
+    double total = 0;
+    st = sim->run(ctx, &cs, 16, NULL, &total);
+    sim->fini(ctx);
+    return st == DL_OK && total > 0 ? dl_busbw(cs.coll, m, cs.counts.bytes, total / 16) : -1;
 }

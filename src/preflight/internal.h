@@ -61,5 +61,8 @@ dl_status_t pf_bandwidth(pf_ctx_t *c);
 dl_status_t pf_scopes(pf_ctx_t *c);
 /* Baseline busbw for a collective at a size and rank count; < 0 if none. */
 double pf_baseline_busbw(const cJSON *run, const char *coll, uint64_t bytes, int ranks);
+/* The modelled busbw of a system description (topologies/systems/) at this
+ * many nodes; < 0 if it cannot be modelled. */
+double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_t bytes);
 
 #endif

@@ -40,6 +40,7 @@ typedef struct {
     double timeout_s;          /* one step making no progress this long: broke */
     const cJSON *baseline;     /* a run.json document, or NULL */
     const char *baseline_path;
+    const char *system_path;   /* a system description to model, or NULL */
     int gpu_checks;            /* NVML health, 0 = skip */
     double max_temp_c;         /* gpu: warn above */
     const char *json_path;     /* where rank 0 writes the document (NULL: nowhere) */

@@ -105,21 +105,28 @@ static void judge_bw(pf_ctx_t *c, const dl_result_t *r)
     cJSON_AddNumberToObject(f, "time_us", r->t.mean * 1e6);
     double base = c->o->baseline ? pf_baseline_busbw(c->o->baseline, r->c.coll->name,
                                                      r->c.counts.bytes, r->nranks) : -1;
+    const char *against = "baseline";
+    if (base < 0 && c->o->system_path) {
+        base = pf_model_busbw(c->o->system_path, c->lay.nhosts, r->c.coll->id, r->c.counts.bytes);
+        against = "modelled";
+    }
     if (base < 0) {
         pf_check(c, DL_PF_SKIP, "bandwidth", "world", subject, f,
                  "%s busbw %.3f GB/s: %s", sz, r->busbw_gbps,
-                 c->o->baseline ? "no baseline row at this collective/size/ranks"
-                                : "no --baseline; only the relative checks of the scopes judge");
+                 c->o->baseline || c->o->system_path
+                     ? "no baseline row at this collective/size/ranks, and no model"
+                     : "no --baseline or --system; only the relative checks of the scopes judge");
         return;
     }
     double frac = r->busbw_gbps / base;
     cJSON_AddNumberToObject(f, "baseline_busbw_gbps", base);
+    cJSON_AddStringToObject(f, "baseline_kind", against);
     cJSON_AddNumberToObject(f, "fraction", frac);
     cJSON_AddNumberToObject(f, "min_fraction", c->o->min_fraction);
     dl_pf_status_t st = frac >= c->o->min_fraction ? DL_PF_PASS : DL_PF_FAIL;
     pf_check(c, st, "bandwidth", "world", subject, f,
-             "%s busbw %.3f GB/s = %.0f%% of baseline %.3f GB/s (needs >= %.0f%%)", sz,
-             r->busbw_gbps, 100 * frac, base, 100 * c->o->min_fraction);
+             "%s busbw %.3f GB/s = %.0f%% of %s %.3f GB/s (needs >= %.0f%%)", sz,
+             r->busbw_gbps, 100 * frac, against, base, 100 * c->o->min_fraction);
 }
 
 dl_status_t pf_bandwidth(pf_ctx_t *c)

@@ -4,8 +4,8 @@
 # pass: 4 ranks pass, every collective checked, JSON complete.
 # corrupt: one rank's results are corrupted (DLCOMM_INJECT): exit 1, the
 #   correctness lines name that rank and the verdict its host.
-# baseline: world bandwidth judged against a baseline run: far above what is
-#   measured fails, far below passes.
+# baseline: world bandwidth judged against a baseline run (far above what is
+#   measured fails, far below passes) and against a modelled system.
 # usage: bad options exit 2 and write nothing.
 # topo: one section per host with NUMA nodes and cores, in text and JSON.
 set -euo pipefail
@@ -73,9 +73,17 @@ PY
   "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node --baseline "$work/low.json" \
     > "$work/low.txt" 2>&1 || { cat "$work/low.txt"; exit 1; }
   grep -q '^PASS bandwidth .*world .*allgather .*of baseline' "$work/low.txt"
+  # A modelled 8-GPU NVLink node is far beyond CPU ranks: --system fails them.
+  set +e
+  "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node \
+    --system "$(dirname "$0")/../../topologies/systems/h200-sxm-8.json" > "$work/sys.txt" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] || { cat "$work/sys.txt"; echo "--system: exit $rc, expected 1"; exit 1; }
+  grep -q '^FAIL bandwidth .*world .*allreduce .*of modelled' "$work/sys.txt"
   ;;
 usage)
-  for args in "--sizes 12Q" "--min-fraction 2" "--pairs some" "--scopes nodes" \
+  for args in "--system $work/none.json" "--sizes 12Q" "--min-fraction 2" "--pairs some" "--scopes nodes" \
               "--baseline $work/none.json" "--bogus"; do
     set +e
     # shellcheck disable=SC2086 # the words are options
