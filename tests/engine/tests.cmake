@@ -6,3 +6,8 @@ foreach(case ${DL_ENGINE_CASES})
            COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/engine_test.py ${case} ${DL_BIN} ${DL_MPIRUN})
   set_tests_properties(engine_${case} PROPERTIES LABELS integration TIMEOUT 120)
 endforeach()
+
+add_executable(engine_unit ${CMAKE_CURRENT_LIST_DIR}/test_engine_unit.c)
+target_link_libraries(engine_unit PRIVATE dlcore PkgConfig::CMOCKA)
+add_test(NAME engine_unit COMMAND engine_unit)
+set_tests_properties(engine_unit PROPERTIES LABELS unit TIMEOUT 60)
