@@ -233,7 +233,7 @@ def main():
     if a.no_files and out:
         found = [f for f in ("run.json", "run.csv") if os.path.exists(os.path.join(out, f))]
         check(not found, "bad input still wrote %s" % found)
-    if a.sub == "sweep" and code in (0, 1) and a.expect_exit in (0, 1):
+    if a.sub == "sweep" and "--help" not in rest and code in (0, 1) and a.expect_exit in (0, 1):
         req = sweep_request(rest)
         if check(os.path.exists(os.path.join(out, "run.json")), "no run.json in %s" % out):
             rows = check_run(out, req, a.np, code, a.wrong_rank)
