@@ -1,0 +1,4 @@
+# Benchmark, not a test: the bare MPI_Allreduce loop that
+# scripts/bench-mpi.sh compares `dlcomm sweep` with. Built, never run by ctest.
+add_executable(bench_bare_allreduce ${CMAKE_CURRENT_LIST_DIR}/bare_allreduce.c)
+target_link_libraries(bench_bare_allreduce PRIVATE MPI::MPI_C)
