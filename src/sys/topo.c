@@ -81,6 +81,16 @@ static int is_pci_bridge(hwloc_obj_t o)
     return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI;
 }
 
+/* hwloc's helper compares depths, which I/O objects do not have: walk up. */
+static hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
+{
+    for (hwloc_obj_t x = a; x; x = x->parent)
+        for (hwloc_obj_t y = b; y; y = y->parent)
+            if (x == y)
+                return x;
+    return NULL;
+}
+
 /* PIX: at most one PCIe bridge between; PXB: several, no host bridge;
  * PHB: through a host bridge; NODE: between host bridges of one NUMA node;
  * SYS: across the interconnect between NUMA nodes. */
@@ -89,7 +99,7 @@ static const char *pci_path(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_t b)
     int na = obj_numa(t, a), nb = obj_numa(t, b);
     if (na != nb || na < 0)
         return "SYS";
-    hwloc_obj_t c = hwloc_get_common_ancestor_obj(t, a, b);
+    hwloc_obj_t c = common_ancestor(a, b);
     if (!c || !hwloc_obj_type_is_io(c->type))
         return "NODE";
     if (c->type == HWLOC_OBJ_BRIDGE && c->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)

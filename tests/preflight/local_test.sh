@@ -7,6 +7,7 @@
 # baseline: world bandwidth judged against a baseline run (far above what is
 #   measured fails, far below passes) and against a modelled system.
 # usage: bad options exit 2 and write nothing.
+# numa: rank binding against NUMA nodes on a made-up two-socket host.
 # topo: one section per host with NUMA nodes and cores, in text and JSON.
 set -euo pipefail
 mode=$1 bin=$2
@@ -94,6 +95,21 @@ usage)
     [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; exit 1; }
     [ ! -e "$work/pf.json" ] || { echo "preflight $args wrote a file"; exit 1; }
   done
+  ;;
+numa)
+  # A two-socket host from XML, taken as this system so bindings are real:
+  # unbound ranks span both NUMA nodes (WARN with the fix), ranks bound to a
+  # core sit in one (PASS).
+  python3 "$(dirname "$0")/topo_paths.py" --write-xml "$work/host.xml"
+  export HWLOC_XMLFILE=$work/host.xml HWLOC_THISSYSTEM=1
+  for bind in none core; do
+    "${mpirun[@]}" -x HWLOC_XMLFILE -x HWLOC_THISSYSTEM -np 2 --bind-to "$bind" "$bin" preflight \
+      "${common[@]}" --scopes node --json "$work/$bind.json" > "$work/$bind.txt" 2>&1 \
+      || { cat "$work/$bind.txt"; exit 1; }
+    cat "$work/$bind.txt"
+  done
+  [ "$(grep -c '^WARN numa .*unbound (cpus 0-1 span 2 NUMA nodes): mpirun --bind-to numa' "$work/none.txt")" -eq 2 ]
+  [ "$(grep -c '^PASS numa .*within one NUMA node' "$work/core.txt")" -eq 2 ]
   ;;
 topo)
   "${mpirun[@]}" -np 2 "$bin" topo --json "$work/topo.json" | tee "$work/topo.txt"

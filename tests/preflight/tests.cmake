@@ -12,7 +12,7 @@ foreach(mode healthy throttled)
                        SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig)
 endforeach()
 
-foreach(mode pass corrupt baseline usage topo)
+foreach(mode pass corrupt baseline usage numa topo)
   add_test(NAME preflight_local_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/local_test.sh ${mode} ${DL_BIN} ${DL_MPIRUN})
   set_tests_properties(preflight_local_${mode} PROPERTIES LABELS integration TIMEOUT 120)
@@ -24,3 +24,7 @@ add_test(NAME preflight_slurm_prolog
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh prolog ${CMAKE_SOURCE_DIR}/scripts ${DL_BIN})
 set_tests_properties(preflight_scripts_syntax preflight_slurm_prolog PROPERTIES
                      LABELS integration TIMEOUT 120)
+
+add_test(NAME preflight_topo_paths
+         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/topo_paths.py ${DL_BIN})
+set_tests_properties(preflight_topo_paths PROPERTIES LABELS integration TIMEOUT 60)
