@@ -7,6 +7,7 @@
 # baseline: world bandwidth judged against a baseline run (far above what is
 #   measured fails, far below passes) and against a modelled system.
 # usage: bad options exit 2 and write nothing.
+# broke: a hung rank ends the run with exit 3 and a JSON that says so.
 # numa: rank binding against NUMA nodes on a made-up two-socket host.
 # topo: one section per host with NUMA nodes and cores, in text and JSON.
 set -euo pipefail
@@ -95,6 +96,19 @@ usage)
     [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; exit 1; }
     [ ! -e "$work/pf.json" ] || { echo "preflight $args wrote a file"; exit 1; }
   done
+  ;;
+broke)
+  # A rank that hangs: the step times out, the job ends with exit 3 and the
+  # JSON says which step broke.
+  set +e
+  DLCOMM_INJECT=hang:1 timeout 60 "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight \
+    "${common[@]}" --timeout 4 --json "$work/pf.json" > "$work/out.txt" 2>&1
+  rc=$?
+  set -e
+  cat "$work/out.txt"
+  [ "$rc" -eq 3 ] || { echo "hang: exit $rc, expected 3"; exit 1; }
+  grep -q '^VERDICT BROKE correctness allreduce timed out' "$work/out.txt"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]["status"]=="broke" and d["exit_code"]==3, d' "$work/pf.json"
   ;;
 numa)
   # A two-socket host from XML, taken as this system so bindings are real:
