@@ -60,5 +60,10 @@ sleep 2
 } >"$R/hang.after"
 cat "$R/hang.after"
 
+echo "== topo and preflight (NVML on a real GPU)"
+timed topo $BIN topo
+timed preflight $MPI $BIN preflight --quick --json "$R/preflight.json"
+tail -n 12 "$R/preflight.out"; cat "$R/topo.out" | head -n 20
+
 python3 scripts/gpu-reference-figures.py "$R" | tee "$R/figures.txt"
 tar -czf "$OUT/ref.tgz" -C "$OUT" ref
