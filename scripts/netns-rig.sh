@@ -6,6 +6,7 @@
 #   netns-rig.sh up N              create hosts dlh1..dlhN (N >= 2)
 #   netns-rig.sh down              remove them, the bridge and /etc/hosts lines
 #   netns-rig.sh throttle HOST RATE  limit HOST's link both ways (tc tbf, e.g. 200mbit)
+#   netns-rig.sh throttle-link A B RATE  limit only the traffic between A and B
 #   netns-rig.sh unthrottle HOST
 #   netns-rig.sh mpirun ARGS...    mpirun across the rig (2 slots per host)
 #   netns-rig.sh check             exit 0 when namespaces can be made here
@@ -27,7 +28,7 @@ AGENT=$HERE/netns-rig-agent.sh
 
 die() { echo "netns-rig: $*" >&2; exit 2; }
 
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 need_root() {
   [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, bridge, tc)"
@@ -117,6 +118,27 @@ cmd_throttle() {
   ip netns exec "$1" tc qdisc replace dev eth0 "${args[@]}"
 }
 
+# Only A<->B: an htb class at RATE, chosen by a u32 match on the peer's
+# address, on each end (prio and netem are not available everywhere).
+cmd_throttle_link() {
+  [ $# -eq 3 ] || die "throttle-link A B RATE"
+  need_root
+  local ia ib
+  ia=$(host_index "$1")
+  ib=$(host_index "$2")
+  link_class "$1" "$NET.$ib" "$3"
+  link_class "$2" "$NET.$ia" "$3"
+}
+
+link_class() {
+  local ns=$1 peer=$2 rate=$3
+  ip netns exec "$ns" tc qdisc replace dev eth0 root handle 1: htb default 10
+  ip netns exec "$ns" tc class add dev eth0 parent 1: classid 1:10 htb rate 100gbit quantum 60000
+  ip netns exec "$ns" tc class add dev eth0 parent 1: classid 1:20 htb rate "$rate" ceil "$rate" quantum 1514
+  ip netns exec "$ns" tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+    match ip dst "$peer/32" flowid 1:20
+}
+
 cmd_unthrottle() {
   [ $# -eq 1 ] || die "unthrottle HOST"
   need_root
@@ -142,6 +164,7 @@ case ${1:-} in
   up) shift; cmd_up "$@" ;;
   down) cmd_down ;;
   throttle) shift; cmd_throttle "$@" ;;
+  throttle-link) shift; cmd_throttle_link "$@" ;;
   unthrottle) shift; cmd_unthrottle "$@" ;;
   mpirun) shift; cmd_mpirun "$@" ;;
   check) cmd_check ;;

@@ -68,17 +68,28 @@ static dl_status_t run_rounds(pf_ctx_t *c, pairs_t *p)
     return st;
 }
 
-/* Suspects against the best non-suspect host, one at a time. */
+/* The known-good peer of a suspect: of the hosts that were not suspects,
+ * the one that did best with it (a bad host is slow with every peer; a
+ * suspect by noise, or one beside a slow link, is cleared by its best). */
+static int good_peer(const pairs_t *p, int s)
+{
+    int good = -1;
+    for (int h = 0; h < p->nh; h++)
+        if (h != s && !p->low[h] && p->best[h] >= 0 &&
+            (good < 0 || p->pair[s * p->nh + h] > p->pair[s * p->nh + good]))
+            good = h;
+    return good;
+}
+
+/* Suspects against a known-good peer, one at a time. */
 static dl_status_t retest(pf_ctx_t *c, pairs_t *p, double median, cJSON *suspects)
 {
-    int nh = p->nh, good = -1;
-    for (int h = 0; h < nh; h++)
-        if (!p->low[h] && p->best[h] >= 0 && (good < 0 || p->best[h] > p->best[good]))
-            good = h;
+    int nh = p->nh;
     int *color = malloc((size_t)c->nranks * sizeof(int));
     dl_status_t st = color ? DL_OK : DL_ERR_NOMEM;
-    for (int h = 0; st == DL_OK && good >= 0 && h < nh; h++) {
-        if (!p->low[h])
+    for (int h = 0; st == DL_OK && h < nh; h++) {
+        int good = good_peer(p, h);
+        if (!p->low[h] || good < 0)
             continue;
         for (int k = 0; k < c->nranks; k++)
             color[k] = c->lay.host_of[k] == h || c->lay.host_of[k] == good ? 0 : -1;
@@ -114,6 +125,63 @@ static dl_status_t retest(pf_ctx_t *c, pairs_t *p, double median, cJSON *suspect
                  "again: %.3f GB/s (%s)", p->best[h], 100 * c->o->min_fraction, median,
                  c->lay.names[good], fig, p->confirmed[h] ? "confirmed" : "not confirmed: noise");
     }
+    free(color);
+    return st;
+}
+
+/* A slow pair whose hosts are both fine elsewhere: the link between them
+ * (a cable, a switch port on the way). Judged among the pairs of hosts not
+ * named already, and retested alone. */
+static dl_status_t slow_links(pf_ctx_t *c, pairs_t *p)
+{
+    int nh = p->nh, n = 0;
+    int *a = malloc((size_t)nh * nh * sizeof(int)), *b = malloc((size_t)nh * nh * sizeof(int));
+    double *v = malloc((size_t)nh * nh * sizeof(double));
+    int *low = malloc((size_t)nh * nh * sizeof(int)), *color = malloc((size_t)c->nranks * sizeof(int));
+    dl_status_t st = a && b && v && low && color ? DL_OK : DL_ERR_NOMEM;
+    for (int x = 0; st == DL_OK && x < nh; x++)
+        for (int y = x + 1; y < nh; y++)
+            if (p->pair[x * nh + y] >= 0 && !p->confirmed[x] && !p->confirmed[y])
+                a[n] = x, b[n] = y, v[n++] = p->pair[x * nh + y];
+    double median = 0;
+    if (st == DL_OK)
+        dl_pf_low_outliers(v, n, c->o->min_fraction, c->o->mad_k, low, &median);
+    for (int i = 0; st == DL_OK && i < n; i++) {
+        if (!low[i])
+            continue;
+        for (int k = 0; k < c->nranks; k++)
+            color[k] = c->lay.host_of[k] == a[i] || c->lay.host_of[k] == b[i] ? 0 : -1;
+        double fig = -1;
+        int confirmed = 1;
+        for (int t = 0; st == DL_OK && confirmed && t < PF_RETESTS; t++) {
+            pf_step("pair link retest");
+            st = pf_measure_members(c, color, 1, DL_COLL_ALLREDUCE, c->o->scope_bytes, &fig, NULL);
+            confirmed = fig >= 0 && pf_still_low(c, v, n, i, fig);
+        }
+        char subj[600];
+        snprintf(subj, sizeof(subj), "%s-%s", c->lay.names[a[i]], c->lay.names[b[i]]);
+        if (c->rank == 0) {
+            cJSON *o = cJSON_CreateObject(), *r;
+            cJSON_AddStringToObject(o, "scope", "pair-link");
+            cJSON_AddStringToObject(o, "subject", subj);
+            cJSON_AddNumberToObject(o, "busbw_gbps", v[i]);
+            cJSON_AddNumberToObject(o, "median_gbps", median);
+            r = cJSON_AddObjectToObject(o, "retest");
+            cJSON_AddNumberToObject(r, "busbw_gbps", fig);
+            cJSON_AddBoolToObject(o, "confirmed", confirmed);
+            cJSON_AddItemToArray(c->suspects, o);
+        }
+        if (confirmed)
+            pf_blame_pair(c, a[i], b[i]);
+        pf_check(c, confirmed ? DL_PF_FAIL : DL_PF_WARN, "bandwidth", "pair", subj, NULL,
+                 "pair busbw %.3f GB/s, below %.0f%% of the median pair %.3f though both hosts "
+                 "are fast elsewhere; alone: %.3f GB/s (%s)", v[i], 100 * c->o->min_fraction,
+                 median, fig, confirmed ? "confirmed: the link between them" : "not confirmed: noise");
+    }
+    free(a);
+    free(b);
+    free(v);
+    free(low);
     free(color);
     return st;
 }
@@ -183,6 +251,8 @@ dl_status_t pf_pairs(pf_ctx_t *c)
                      "%d hosts: a slow pair cannot be pinned on one of them (needs 3)", nh);
         st = retest(c, &p, median, c->suspects);
     }
+    if (st == DL_OK)
+        st = slow_links(c, &p);
     if (st == DL_OK)
         report_pairs(c, &p, mode, median);
     pairs_free(&p);

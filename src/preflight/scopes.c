@@ -54,6 +54,14 @@ static dl_status_t measure_alone(pf_ctx_t *c, const int *in_member, double *fig)
     return st;
 }
 
+static void blame(pf_ctx_t *c, int is_node, int m)
+{
+    if (is_node)
+        pf_blame_host(c, m);
+    else
+        pf_blame_rail(c, m);
+}
+
 /* Shared by node and rail scopes: lines, outliers and retests of members
  * whose ranks are those with key[r] == member. */
 static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key, int n,
@@ -80,7 +88,7 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
             cJSON_AddItemToArray(list, e);
         }
         if (wrong[m]) {
-            is_node ? pf_blame_host(c, m) : pf_blame_rail(c, m);
+            blame(c, is_node, m);
             pf_check(c, DL_PF_FAIL, "correctness", scope, subject, fig_obj(fig[m], median),
                      "allreduce within the %s: %llu wrong elements", scope,
                      (unsigned long long)wrong[m]);
@@ -108,7 +116,7 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
         }
         record_suspect(c, &s);
         if (s.confirmed)
-            is_node ? pf_blame_host(c, m) : pf_blame_rail(c, m);
+            blame(c, is_node, m);
         pf_check(c, s.confirmed ? DL_PF_FAIL : DL_PF_WARN, "bandwidth", scope, subject,
                  fig_obj(fig[m], median),
                  "allreduce busbw %.3f GB/s, below %.0f%% of the median %.3f; alone (last of up to %d): %.3f GB/s (%s)",

@@ -1,8 +1,9 @@
 #!/bin/bash
 # preflight on the netns rig: HOSTS namespaces x 2 ranks over TCP.
-#   rig_test.sh DLCOMM HOSTS healthy|throttled
+#   rig_test.sh DLCOMM HOSTS healthy|throttled|link
 # healthy: exit 0 and no host named. throttled: one host's link limited with
-# tc tbf; exit 1 and the JSON verdict names exactly that host. Either way the
+# tc tbf; exit 1 and the JSON verdict names exactly that host. link: only the
+# traffic between two hosts limited; exit 1, that pair named and no host. Either way the
 # preflight run must take under 60 s. Exit 77 (skip) where namespaces are not
 # permitted.
 set -euo pipefail
@@ -23,6 +24,9 @@ bad=""
 if [ "$mode" = throttled ]; then
   bad=pft$(( (hosts + 1) / 2 + 1 ))   # not the host of rank 0
   "$rig" throttle "$bad" 10mbit
+elif [ "$mode" = link ]; then
+  bad=pft2,pft3
+  "$rig" throttle-link pft2 pft3 10mbit
 fi
 start=$(date +%s.%N)
 set +e
@@ -45,6 +49,9 @@ if mode == "healthy":
     assert rc == 0, f"healthy rig: exit {rc}"
     assert v["status"] in ("pass", "warn"), v
     assert v["hosts"] == [] and v["pairs"] == [] and v["rails"] == [], v
+elif mode == "link":
+    assert rc == 1, f"slow link: exit {rc}, expected 1"
+    assert v["hosts"] == [] and v["pairs"] == [bad.split(",")], v
 else:
     assert rc == 1, f"throttled rig: exit {rc}, expected 1"
     assert v["status"] == "fail", v

@@ -5,7 +5,7 @@ target_link_libraries(preflight_unit PRIVATE dlcore PkgConfig::CMOCKA)
 add_test(NAME preflight_unit COMMAND preflight_unit)
 set_tests_properties(preflight_unit PROPERTIES LABELS unit TIMEOUT 60)
 
-foreach(mode healthy throttled)
+foreach(mode healthy throttled link)
   add_test(NAME preflight_rig_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 4 ${mode})
   set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"
