@@ -32,10 +32,15 @@ static int cmd_version(int argc, char **argv)
 {
     (void)argc; (void)argv;
     printf("dlcomm %s\n", DL_VERSION);
-#ifdef DL_HAVE_NCCL
-    printf("backends: mpi nccl%s\n", "");
+#ifdef DL_HAVE_SIM
+    const char *sim = " sim";
 #else
-    printf("backends: mpi\n");
+    const char *sim = "";
+#endif
+#ifdef DL_HAVE_NCCL
+    printf("backends: mpi nccl%s\n", sim);
+#else
+    printf("backends: mpi%s\n", sim);
 #endif
     return 0;
 }
