@@ -64,8 +64,6 @@ static void judge_binding(pf_ctx_t *c, const cJSON *b)
     }
 }
 
-dl_status_t pf_gpu_judge(pf_ctx_t *c, int host, const cJSON *gpus);
-
 dl_status_t pf_host_checks(pf_ctx_t *c)
 {
     pf_step("host checks");

@@ -56,6 +56,9 @@ int pf_still_low(const pf_ctx_t *c, const double *figs, int n, int i, double v);
 
 /* The checks, in the order they run. */
 dl_status_t pf_host_checks(pf_ctx_t *c);
+/* Judges one host's NVML figures ({"nvml": why, "gpus": [dl_gpu_json...]})
+ * on rank 0: one line per GPU, failing GPUs named in the verdict. */
+dl_status_t pf_gpu_judge(pf_ctx_t *c, int host, const cJSON *hostobj);
 dl_status_t pf_correctness(pf_ctx_t *c);
 dl_status_t pf_bandwidth(pf_ctx_t *c);
 dl_status_t pf_scopes(pf_ctx_t *c);

@@ -66,9 +66,15 @@ dl_status_t dl_preflight_run(const dl_pf_opts_t *o, const dl_backend_ops_t *be, 
     if (st == DL_OK)
         st = pf_scopes(&c);
     pf_step("done");
-    if (c.rank == 0 && st == DL_OK) {
+    if (c.rank == 0)
         cJSON_AddNumberToObject(doc, "elapsed_s", dl_now() - t0);
+    if (c.rank == 0 && st == DL_OK) {
         st = pf_verdict(&c);
+    } else if (c.rank == 0) { /* the checks so far stay; the verdict says it broke */
+        cJSON *v = cJSON_AddObjectToObject(doc, "verdict");
+        cJSON_AddStringToObject(v, "status", "broke");
+        cJSON_AddStringToObject(v, "reason", dl_status_str(st));
+        printf("VERDICT BROKE %s\n", dl_status_str(st));
     }
     /* Every rank returns the same outcome. */
     int code = st;

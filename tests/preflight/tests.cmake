@@ -1,9 +1,11 @@
 # preflight: unit tests of its arithmetic, real mpirun runs on this host, and
 # the multi-host netns rig (root only; skipped with a message elsewhere).
-add_executable(preflight_unit ${CMAKE_CURRENT_LIST_DIR}/test_preflight_unit.c)
-target_link_libraries(preflight_unit PRIVATE dlcore PkgConfig::CMOCKA)
-add_test(NAME preflight_unit COMMAND preflight_unit)
-set_tests_properties(preflight_unit PROPERTIES LABELS unit TIMEOUT 60)
+foreach(t unit gpu)
+  add_executable(preflight_${t} ${CMAKE_CURRENT_LIST_DIR}/test_preflight_${t}.c)
+  target_link_libraries(preflight_${t} PRIVATE dlcore PkgConfig::CMOCKA)
+  add_test(NAME preflight_${t} COMMAND preflight_${t})
+  set_tests_properties(preflight_${t} PROPERTIES LABELS unit TIMEOUT 60)
+endforeach()
 
 foreach(mode healthy throttled link)
   add_test(NAME preflight_rig_${mode}
