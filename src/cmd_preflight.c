@@ -157,6 +157,15 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
     o->mo = (dl_measure_opts_t){.warmup = 1, .iters = (int)a->iters, .ci_target = 0.02,
                                 .budget_s = budget, .min_iters = 3, .max_iters = 1000,
                                 .check = 1};
+    if (a->json) { /* a run is not wasted on a file that cannot be written */
+        char dir[1024];
+        const char *slash = strrchr(a->json, '/');
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - a->json) : 1, slash ? a->json : ".");
+        if (dl_dir_writable(dir[0] ? dir : "/") != DL_OK) {
+            dl_err("--json %s: cannot write into %s", a->json, dir[0] ? dir : "/");
+            return DL_ERR_IO;
+        }
+    }
     if (a->system) {
         int nodes, gpn;
         if (dl_sim_system_check(a->system, &nodes, &gpn) != DL_OK)

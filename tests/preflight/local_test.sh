@@ -85,11 +85,11 @@ PY
   grep -q '^FAIL bandwidth .*world .*allreduce .*of modelled' "$work/sys.txt"
   ;;
 usage)
-  for args in "--system $work/none.json" "--sizes 12Q" "--min-fraction 2" "--pairs some" "--scopes nodes" \
+  for args in "--json /nonexistent-dir/pf.json" "--system $work/none.json" "--sizes 12Q" "--min-fraction 2" "--pairs some" "--scopes nodes" \
               "--baseline $work/none.json" "--bogus"; do
     set +e
     # shellcheck disable=SC2086 # the words are options
-    "$bin" preflight $args --json "$work/pf.json" 2> "$work/err.txt"
+    "$bin" preflight --json "$work/pf.json" $args 2> "$work/err.txt"
     rc=$?
     set -e
     [ "$rc" -eq 2 ] || { echo "preflight $args: exit $rc, expected 2"; exit 1; }
