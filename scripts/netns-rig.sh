@@ -149,7 +149,9 @@ cmd_unthrottle() {
 }
 
 # Ranks of one host share its namespace and /dev/shm, so vader works inside a
-# host; between hosts only TCP over the bridge is possible.
+# host; between hosts only TCP over the bridge is possible. Each host binds
+# its ranks to cores 0, 1, ...: unbound, two ranks of a host can share one
+# core for seconds and look like a slow node.
 cmd_mpirun() {
   [ -f "$STATE/hostfile" ] || die "the rig is not up (netns-rig.sh up N)"
   local root=()
@@ -157,7 +159,7 @@ cmd_mpirun() {
   exec mpirun "${root[@]}" --hostfile "$STATE/hostfile" \
     --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include "$NET.0/24" --mca btl_tcp_if_include "$NET.0/24" \
-    --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 "$@"
+    --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 --bind-to core "$@"
 }
 
 case ${1:-} in

@@ -149,6 +149,11 @@ int dl_pf_low_outliers(const double *v, int n, double min_fraction, double k, in
      * however noisy the healthy ones are in absolute terms. */
     double med = dl_median(m, (size_t)nm), lmed = dl_median(lm, (size_t)nm);
     double lmad = dl_mad(lm, (size_t)nm, lmed);
+    /* Figures taken at different moments of a shared machine differ by
+     * more than their MAD says when the group happens to agree closely:
+     * the floor keeps a 20% dip of a tight group from being a fault. */
+    if (lmad < DL_PF_LOG_MAD_FLOOR)
+        lmad = DL_PF_LOG_MAD_FLOOR;
     for (int i = 0; i < n; i++) {
         if (v[i] < 0)
             continue;

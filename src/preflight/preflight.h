@@ -26,6 +26,7 @@ const char *dl_pf_status_str(dl_pf_status_t s); /* "PASS", ... */
 typedef enum { DL_PF_PAIRS_AUTO, DL_PF_PAIRS_ALL, DL_PF_PAIRS_RING, DL_PF_PAIRS_NONE } dl_pf_pairs_t;
 /* auto: all pairs up to this many hosts, a ring of pairs beyond. */
 #define DL_PF_ALL_PAIRS_MAX_HOSTS 16
+#define DL_PF_LOG_MAD_FLOOR 0.15
 
 typedef struct {
     const uint64_t *sizes;     /* bandwidth sizes of the world checks */
@@ -67,7 +68,9 @@ int dl_pf_pair_rounds(int nhosts, dl_pf_pairs_t mode, int **partner);
 dl_pf_pairs_t dl_pf_pairs_resolve(dl_pf_pairs_t mode, int nhosts);
 
 /* Robust low outliers: low[i] = v[i] < min_fraction x median and, on the
- * log scale, more than k MADs below the median. Values < 0 are "not measured" and ignored. Returns how
+ * log scale, more than k MADs below the median, the MAD taken as at least
+ * DL_PF_LOG_MAD_FLOOR (with k = 2.5: a tight group's outlier is below 69%
+ * of its median). Values < 0 are "not measured" and ignored. Returns how
  * many are low; *median receives the median of the measured values. */
 int dl_pf_low_outliers(const double *v, int n, double min_fraction, double k, int *low,
                        double *median);

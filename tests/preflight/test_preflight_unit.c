@@ -88,6 +88,12 @@ static void outliers(void **state)
     /* unmeasured entries (< 0) are ignored; two figures decide nothing */
     double two[] = {-1, 1.0, 0.01, -1};
     assert_int_equal(dl_pf_low_outliers(two, 4, 0.9, 2.5, low, &med), 0);
+    /* a tight group: a 18% dip is within the noise floor, a 40% one is not */
+    double tight[] = {1.0, 1.01, 0.99, 0.82};
+    assert_int_equal(dl_pf_low_outliers(tight, 4, 0.9, 2.5, low, &med), 0);
+    tight[3] = 0.6;
+    assert_int_equal(dl_pf_low_outliers(tight, 4, 0.9, 2.5, low, &med), 1);
+    assert_true(low[3]);
     /* a high outlier is not a fault */
     double high[] = {1, 1.05, 0.98, 9};
     assert_int_equal(dl_pf_low_outliers(high, 4, 0.9, 2.5, low, &med), 0);
