@@ -56,7 +56,13 @@ cmd_check() {
 cmd_down() {
   need_root
   local n
+  local p
   for n in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${PREFIX}[0-9]+$" || true); do
+    # What still runs in a host (an orted whose mpirun was killed) would keep
+    # the namespace alive after `ip netns del` and wait forever.
+    for p in $(ip netns pids "$n" 2>/dev/null); do
+      kill -KILL "$p" 2>/dev/null || true
+    done
     ip netns del "$n" 2>/dev/null || true
   done
   ip link del "$BR" 2>/dev/null || true
