@@ -157,13 +157,15 @@ cmd_unthrottle() {
 # Ranks of one host share its namespace and /dev/shm, so vader works inside a
 # host; between hosts only TCP over the bridge is possible. Each host binds
 # its ranks to cores 0, 1, ...: unbound, two ranks of a host can share one
-# core for seconds and look like a slow node.
+# core for seconds and look like a slow node. The orteds stay attached to
+# their agent instead of daemonizing (Open MPI does so without tree spawn),
+# so a killed mpirun takes them along.
 cmd_mpirun() {
   [ -f "$STATE/hostfile" ] || die "the rig is not up (netns-rig.sh up N)"
   local root=()
   [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
   exec mpirun "${root[@]}" --hostfile "$STATE/hostfile" \
-    --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 \
+    --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 --mca orte_leave_session_attached 1 \
     --mca oob_tcp_if_include "$NET.0/24" --mca btl_tcp_if_include "$NET.0/24" \
     --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 --bind-to core "$@"
 }
