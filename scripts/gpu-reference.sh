@@ -23,10 +23,6 @@ mkdir -p "$R"
   $BIN version
 } >"$R/host.txt" 2>&1
 
-echo "== selftest"
-"$BUILD/tests/nccl_selftest" 67108864 >"$R/selftest.txt" 2>&1
-echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
-
 timed() { # name, then the command (bounded); wall time in $R/NAME.wall
   name=$1; shift
   t0=$(date +%s.%N)
@@ -46,6 +42,12 @@ timed graph $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8
   --graph 100 --out "$R/graph"
 timed profiles $MPI $BIN sweep --backend nccl -p default,p2p-off,ring,ll -b 8 -e 256M \
   --out "$R/profiles"
+
+python3 scripts/gpu-reference-figures.py "$R"
+
+echo "== selftest"
+"$BUILD/tests/nccl_selftest" 67108864 >"$R/selftest.txt" 2>&1
+echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
 
 echo "== injected hang in p2p-off"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader >"$R/hang.before"
