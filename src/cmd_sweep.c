@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "backends/backends.h"
 #include "commands.h"
 #include "engine/engine.h"
@@ -22,6 +23,8 @@ typedef struct {
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters, sim_nodes, graph_iters;
     int check, quiet;
+    int plot;               /* charts into the run folder at the end */
+    const char *prometheus; /* node_exporter textfile at the end */
 } sweep_opts_t;
 
 static const char *positive(const void *f) { return *(const double *)f > 0 ? NULL : "must be > 0"; }
@@ -72,6 +75,10 @@ static const dl_opt_t sweep_opts[] = {
      "no progress for SEC: a worker's profile is ended and reported (mpi: the job is aborted)",
      O(timeout), positive},
     {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout", O(quiet), NULL},
+    {"plot", 0, DL_OPT_FLAG, "0", NULL, "plot busbw and time per collective into the run folder (gnuplot)",
+     O(plot), NULL},
+    {"prometheus", 0, DL_OPT_STR, NULL, "FILE", "write the figures for node_exporter's textfile collector",
+     O(prometheus), NULL},
 };
 #undef O
 
@@ -469,6 +476,8 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
         dl_status_t io = dl_run_write(out.run, dir);
         if (io == DL_OK && !o->quiet)
             printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
+        if (io == DL_OK) /* charts and the Prometheus file come from what was written */
+            io = dl_an_after_sweep(dir, o->plot, o->prometheus);
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
                    (unsigned long long)out.wrong, dir);
@@ -498,6 +507,8 @@ int cmd_sweep(int argc, char **argv)
     dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
+    if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
+        st = dl_an_sweep_check(o.plot, o.prometheus);
     dl_log_set_mute(0);
     if (help) {
         dl_opts_help(stdout, usage, sweep_opts, DL_ARRAY_SIZE(sweep_opts));

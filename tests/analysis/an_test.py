@@ -441,6 +441,25 @@ def case_sweep_plot():
     png_size(os.path.join(out, "allreduce-busbw.png"))
     png_size(os.path.join(out, "allreduce-time.png"))
     check_prom(prom, len(load(os.path.join(out, "run.json"))["profiles"][0]["results"]))
+    opts = load(os.path.join(out, "run.json"))["options"]
+    if opts.get("plot") is not True or opts.get("prometheus") != prom:
+        fail("run.json does not echo --plot and --prometheus: %r" % opts)
+    # --plot without gnuplot: refused before anything is measured or written.
+    # The check runs before MPI starts, so one process without mpirun shows it
+    # (mpirun started by its full path puts its own folder, /usr/bin, first
+    # on the ranks' PATH, and gnuplot lives there too).
+    empty = os.path.join(WORK, "emptypath")
+    os.makedirs(empty, exist_ok=True)
+    none = os.path.join(WORK, "sweep-noplot")
+    shutil.rmtree(none, ignore_errors=True)
+    p = run([BIN, "sweep", "-c", "allreduce", "-b", "1K", "-e", "4K", "-n", "5", "-q", "--out", none,
+             "--plot"], env=dict(os.environ, PATH=empty))
+    if p.returncode != 2 or "gnuplot is not on PATH" not in p.stderr or os.path.exists(none):
+        fail(f"sweep --plot without gnuplot: exit {p.returncode}, {p.stderr!r}")
+    p = run(MPIRUN + ["-np", "2", BIN, "sweep", "-c", "allreduce", "-q", "--out", none,
+                      "--prometheus", os.path.join(WORK, "no-such-dir", "x.prom")])
+    if p.returncode != 2 or os.path.exists(none):
+        fail(f"sweep --prometheus into a missing folder: exit {p.returncode}, {p.stderr!r}")
 
 
 if __name__ == "__main__":
