@@ -508,7 +508,7 @@ int cmd_sweep(int argc, char **argv)
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
     if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
-        st = dl_an_sweep_check(o.plot, o.prometheus);
+        st = dl_an_sweep_check(o.plot, o.prometheus, o.out);
     dl_log_set_mute(0);
     if (help) {
         dl_opts_help(stdout, usage, sweep_opts, DL_ARRAY_SIZE(sweep_opts));

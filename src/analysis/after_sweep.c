@@ -28,7 +28,7 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom)
 
 /* Checked before the sweep measures anything, so a missing gnuplot or an
  * unwritable Prometheus folder costs no run. */
-dl_status_t dl_an_sweep_check(int plot, const char *prom)
+dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *outdir)
 {
     char buf[4096];
     if (plot && dl_an_find_gnuplot(buf, sizeof(buf)) != DL_OK) {
@@ -41,7 +41,12 @@ dl_status_t dl_an_sweep_check(int plot, const char *prom)
             snprintf(buf, sizeof(buf), ".");
         else
             snprintf(buf, sizeof(buf), "%.*s", slash == prom ? 1 : (int)(slash - prom), prom);
-        if (!prom[0] || (slash && !slash[1]) || dl_dir_writable(buf) != DL_OK) {
+        /* The run folder itself is made by the sweep: a file in it is fine. */
+        size_t ol = outdir ? strlen(outdir) : 0;
+        while (ol > 1 && outdir[ol - 1] == '/') /* "--out run/" is the folder "run" */
+            ol--;
+        int in_out = outdir && strlen(buf) == ol && strncmp(buf, outdir, ol) == 0;
+        if (!prom[0] || (slash && !slash[1]) || (!in_out && dl_dir_writable(buf) != DL_OK)) {
             dl_err("--prometheus %s: not a file in a folder that exists and can be written", prom);
             return DL_ERR_USAGE;
         }

@@ -186,7 +186,8 @@ dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
  * plot is set, write the Prometheus file when prom is not NULL. */
 dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom);
 /* Before a sweep starts: gnuplot present for --plot, the --prometheus
- * file's folder writable. One line and DL_ERR_* when not. */
-dl_status_t dl_an_sweep_check(int plot, const char *prom);
+ * file's folder writable (or the run folder outdir, made later). One line
+ * and DL_ERR_* when not. */
+dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *outdir);
 
 #endif

@@ -435,7 +435,8 @@ def case_prometheus():
 
 def case_sweep_plot():
     out = os.path.join(WORK, "sweep-plot")
-    prom = os.path.join(WORK, "sweep.prom")
+    shutil.rmtree(out, ignore_errors=True)
+    prom = os.path.join(out, "dlcomm.prom")  # in the run folder the sweep creates
     run(MPIRUN + ["-np", "2", BIN, "sweep", "-c", "allreduce", "-b", "1K", "-e", "64K", "-n", "20",
                   "-q", "--out", out, "--plot", "--prometheus", prom], expect=0)
     png_size(os.path.join(out, "allreduce-busbw.png"))
