@@ -63,6 +63,9 @@ typedef struct dl_backend_ops {
     /* Refills, runs once, counts wrong result elements on this rank. */
     dl_status_t (*check)(void *ctx, const dl_case_t *c, uint64_t *wrong);
     void (*fini)(void *ctx);
+    /* Whether the library can run this case at all (NULL: every case); a
+     * sweep leaves the others out with a warning naming why. */
+    int (*supports)(const dl_case_t *c, char *why, size_t len);
     /* Free-form facts for the run record (versions, devices); may be NULL. */
     void (*describe)(void *ctx, void *json_obj);
 } dl_backend_ops_t;

@@ -208,6 +208,20 @@ static dl_dev_type_t dev_type(const dl_case_t *c, int nranks)
                            .tol = dl_match_tolerance(c->dtype, c->op, nranks)};
 }
 
+static int nccl_supports(const dl_case_t *c, char *why, size_t len)
+{
+    int fp8 = c->dtype == DL_DT_FP8E4M3 || c->dtype == DL_DT_FP8E5M2;
+    if (fp8 && c->coll->has_op && c->op == DL_OP_AVG) { /* ncclInvalidArgument in 2.28 */
+        snprintf(why, len, "NCCL has no avg for fp8 types");
+        return 0;
+    }
+    if (nccl_type(c->dtype) == ncclNumTypes) {
+        snprintf(why, len, "fp8 types need NCCL 2.24 or later");
+        return 0;
+    }
+    return 1;
+}
+
 static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
 {
     nccl_ctx_t *m = ctx;
@@ -477,5 +491,6 @@ const dl_backend_ops_t dl_backend_nccl = {
     .run = nccl_run,
     .check = nccl_check,
     .fini = nccl_fini,
+    .supports = nccl_supports,
     .describe = nccl_describe,
 };

@@ -24,6 +24,14 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
     dl_result_t r;
     dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size,
                  x->nranks, x->rank);
+    char why[160];
+    if (be->supports && !be->supports(&c, why, sizeof(why))) {
+        /* Every rank decides alike; rank 0 says so once per combination. */
+        if (x->rank == 0 && size == p->sizes[0] && place == (p->places & 1 ? 0 : 1))
+            dl_warn("%s %s %s left out: %s", coll->name, dl_dtype_names[dt],
+                    coll->has_op ? dl_op_names[op] : "", why);
+        return DL_OK;
+    }
     dl_status_t st = dl_measure_case(be, bctx, x, &p->mo, &c, &r);
     if (st == DL_OK)
         st = cb(arg, &r);
