@@ -128,46 +128,38 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
     return st;
 }
 
-static dl_status_t scope_nodes(pf_ctx_t *c)
+/* A node or rail scope: one all-reduce figure per member (its ranks alone,
+ * all members at once), then the outlier judgement. */
+static dl_status_t scope_members(pf_ctx_t *c, const char *name, const int *member_of, int n)
 {
-    int nh = c->lay.nhosts;
-    double *fig = malloc((size_t)nh * sizeof(double));
-    uint64_t *wrong = malloc((size_t)nh * sizeof(uint64_t));
+    double *fig = malloc((size_t)n * sizeof(double));
+    uint64_t *wrong = malloc((size_t)n * sizeof(uint64_t));
     if (!fig || !wrong) {
         free(fig);
         free(wrong);
         return DL_ERR_NOMEM;
     }
-    pf_step("scope node");
-    dl_status_t st = pf_measure_members(c, c->lay.host_of, nh, DL_COLL_ALLREDUCE,
-                                        c->o->scope_bytes, fig, wrong);
-    cJSON *list = c->rank == 0 ? cJSON_AddArrayToObject(c->scopes, "node") : NULL;
+    char step[32];
+    snprintf(step, sizeof(step), "scope %s", name);
+    pf_step(step);
+    dl_status_t st = pf_measure_members(c, member_of, n, DL_COLL_ALLREDUCE, c->o->scope_bytes,
+                                        fig, wrong);
+    cJSON *list = c->rank == 0 ? cJSON_AddArrayToObject(c->scopes, name) : NULL;
     if (st == DL_OK)
-        st = judge_members(c, "node", c->lay.host_of, nh, fig, wrong, list);
+        st = judge_members(c, name, member_of, n, fig, wrong, list);
     free(fig);
     free(wrong);
     return st;
 }
 
+static dl_status_t scope_nodes(pf_ctx_t *c)
+{
+    return scope_members(c, "node", c->lay.host_of, c->lay.nhosts);
+}
+
 static dl_status_t scope_rails(pf_ctx_t *c)
 {
-    int nr = c->lay.max_local;
-    double *fig = malloc((size_t)nr * sizeof(double));
-    uint64_t *wrong = malloc((size_t)nr * sizeof(uint64_t));
-    if (!fig || !wrong) {
-        free(fig);
-        free(wrong);
-        return DL_ERR_NOMEM;
-    }
-    pf_step("scope rail");
-    dl_status_t st = pf_measure_members(c, c->lay.local_of, nr, DL_COLL_ALLREDUCE,
-                                        c->o->scope_bytes, fig, wrong);
-    cJSON *list = c->rank == 0 ? cJSON_AddArrayToObject(c->scopes, "rail") : NULL;
-    if (st == DL_OK)
-        st = judge_members(c, "rail", c->lay.local_of, nr, fig, wrong, list);
-    free(fig);
-    free(wrong);
-    return st;
+    return scope_members(c, "rail", c->lay.local_of, c->lay.max_local);
 }
 
 dl_status_t pf_pairs(pf_ctx_t *c);
