@@ -165,11 +165,30 @@ static _Atomic double g_case_started;
 static double g_timeout;
 static int g_rank;
 
+/* When this rank's collective failed, its peers sit inside the collective
+ * and would wait out --timeout: give the agreement a moment, then end the
+ * job (rank 0 has written every finished collective). */
+#define DL_FAILURE_GRACE_S 3.0
+static _Atomic double g_failed_at;
+
+static void on_local_failure(dl_status_t st)
+{
+    (void)st;
+    atomic_store(&g_failed_at, dl_now());
+}
+
 static void *deadline_thread(void *arg)
 {
     (void)arg;
     for (;;) {
         sleep(1);
+        double failed = atomic_load(&g_failed_at);
+        if (failed > 0 && dl_now() - failed > DL_FAILURE_GRACE_S) {
+            dl_err("rank %d: its collective failed (above) and the peers cannot finish theirs; "
+                   "ending the job", g_rank);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+            _exit(3);
+        }
         double started = atomic_load(&g_case_started);
         if (started > 0 && dl_now() - started > g_timeout) {
             dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
@@ -351,9 +370,11 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
 
     dl_xcomm_t x;
     dl_xcomm_mpi_init(&x, &world);
+    x.local_failure = on_local_failure;
     if (st == DL_OK)
         st = dl_plan_run(&sp->plan, be, ctx, &x, on_result, out);
     atomic_store(&g_case_started, 0.0);
+    atomic_store(&g_failed_at, 0.0); /* every rank agreed: the run ends normally */
     if (ctx)
         be->fini(ctx);
     return st;

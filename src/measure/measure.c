@@ -46,6 +46,8 @@ void dl_result_free(dl_result_t *r)
 static dl_status_t agree(const dl_xcomm_t *x, dl_status_t st)
 {
     uint64_t bad = st != DL_OK;
+    if (bad && x->local_failure)
+        x->local_failure(st);
     dl_status_t xs = x->sum_u64(x->arg, &bad, 1);
     if (xs != DL_OK)
         return xs;

@@ -23,6 +23,9 @@ typedef struct {
     dl_status_t (*gather_double)(void *arg, double v, double *out);
     void *arg;
     int rank, nranks;
+    /* Optional: told when this rank's backend failed, before the agreement
+     * its peers (still inside the collective) may never reach. */
+    void (*local_failure)(dl_status_t st);
 } dl_xcomm_t;
 
 /* The xcomm of ranks that are MPI processes (mpi_comm: MPI_Comm *, kept). */

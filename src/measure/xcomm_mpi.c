@@ -27,6 +27,7 @@ void dl_xcomm_mpi_init(dl_xcomm_t *x, void *mpi_comm)
     x->sum_u64 = sum_u64;
     x->gather_double = gather_double;
     x->arg = mpi_comm;
+    x->local_failure = NULL;
     MPI_Comm_rank(c, &x->rank);
     MPI_Comm_size(c, &x->nranks);
 }

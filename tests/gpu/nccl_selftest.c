@@ -29,7 +29,7 @@ static int run_combo(const dl_backend_ops_t *be, const dl_backend_cfg_t *cfg, dl
                      int dt, int op)
 {
     void *ctx = NULL;
-    dl_xcomm_t x = {one_max, one_sum, one_gather, NULL, 0, 1};
+    dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather, .rank = 0, .nranks = 1};
     tally_t t = {0};
     p->dtypes = 1u << dt;
     p->ops = 1u << op;
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     setenv("DLCOMM_INJECT", "corrupt:0", 1);
     p.colls = 1u << DL_COLL_ALLREDUCE;
     void *ctx = NULL;
-    dl_xcomm_t x = {one_max, one_sum, one_gather, NULL, 0, 1};
+    dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather, .rank = 0, .nranks = 1};
     tally_t planted = {0};
     p.dtypes = 1u << DL_DT_FLOAT32;
     p.ops = 1u << DL_OP_SUM;
