@@ -288,7 +288,7 @@ static const dl_backend_ops_t *pick_backend(const char *name, int rank)
 
 static cJSON *run_header(const sweep_opts_t *o, int argc, char **argv, cJSON *fingerprint)
 {
-    char cmd[4096] = "dlcomm";
+    char cmd[4096] = "dlcomm sweep";
     size_t n = strlen(cmd);
     for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);

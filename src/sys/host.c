@@ -32,8 +32,9 @@ void dl_sys_host_info(dl_host_info_t *h)
     memset(h, 0, sizeof(*h));
     gethostname(h->host, sizeof(h->host) - 1);
     struct utsname u;
-    if (uname(&u) == 0)
-        snprintf(h->kernel, sizeof(h->kernel), "%s %s %s", u.sysname, u.release, u.machine);
+    if (uname(&u) == 0) /* "Linux 6.1.0-18-amd64 x86_64": release is what matters */
+        snprintf(h->kernel, sizeof(h->kernel), "%.16s %.80s %.16s", u.sysname, u.release,
+                 u.machine);
     read_key("/proc/cpuinfo", "model name", h->cpu, sizeof(h->cpu));
     read_key("/etc/os-release", "PRETTY_NAME", h->os, sizeof(h->os));
     h->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
