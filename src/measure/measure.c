@@ -69,17 +69,17 @@ static int batch_size(const dl_measure_opts_t *o, double per_iter, int done)
     return b;
 }
 
-static int adaptive_done(const dl_measure_opts_t *o, const double *t, int n, double spent,
+/* The stop rule reads running sums: sorting every sample after every batch
+ * made long adaptive runs quadratic in their iteration count. */
+static int adaptive_done(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
                          int *converged)
 {
-    dl_stats_t s;
-    if (n < o->min_iters || dl_stats_compute(t, (size_t)n, &s) != DL_OK)
-        return n >= o->max_iters;
-    if (s.ci95 <= o->ci_target * s.mean) {
+    int n = (int)r->n;
+    if (n >= o->min_iters && dl_running_ci95(r) <= o->ci_target * r->mean) {
         *converged = 1;
         return 1;
     }
-    return spent >= o->budget_s || n >= o->max_iters;
+    return (n >= o->min_iters && spent >= o->budget_s) || n >= o->max_iters;
 }
 
 /* Timed batches until the stop rule holds; t gets the slowest rank's time
@@ -93,6 +93,7 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
     double *t = malloc(((size_t)cap + 1) * sizeof(*t));
     int n = 0;
     double spent = 0, local = 0;
+    dl_running_t run = {0};
     dl_status_t st = t ? DL_OK : DL_ERR_NOMEM;
     *converged = o->iters > 0;
     while (st == DL_OK) {
@@ -115,11 +116,14 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
         local += batch_total;
         t[n + b] = batch_total; /* the spare slot past this batch */
         st = x->max_doubles(x->arg, t + n, (size_t)b + 1);
+        if (st != DL_OK)
+            break;
         batch_total = t[n + b];
         n += b;
         spent += batch_total;
         per_iter = batch_total / b;
-        if (o->iters > 0 ? n >= o->iters : adaptive_done(o, t, n, spent, converged))
+        dl_running_add(&run, t + n - b, (size_t)b);
+        if (o->iters > 0 ? n >= o->iters : adaptive_done(o, &run, spent, converged))
             break;
     }
     *tp = t;

@@ -41,6 +41,27 @@ double dl_t95(size_t df)
     return 1.960 + 2.372 / (double)df;
 }
 
+/* Welford: stable for many samples of similar size. */
+void dl_running_add(dl_running_t *r, const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double d = v[i] - r->mean;
+        r->n++;
+        r->mean += d / (double)r->n;
+        r->m2 += d * (v[i] - r->mean);
+    }
+}
+
+double dl_running_stdev(const dl_running_t *r)
+{
+    return r->n > 1 ? sqrt(r->m2 / (double)(r->n - 1)) : 0;
+}
+
+double dl_running_ci95(const dl_running_t *r)
+{
+    return r->n > 1 ? dl_t95(r->n - 1) * dl_running_stdev(r) / sqrt((double)r->n) : INFINITY;
+}
+
 dl_status_t dl_stats_compute(const double *samples, size_t n, dl_stats_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -51,22 +72,17 @@ dl_status_t dl_stats_compute(const double *samples, size_t n, dl_stats_t *out)
         return DL_ERR_NOMEM;
     memcpy(s, samples, n * sizeof(*s));
     qsort(s, n, sizeof(*s), cmp_double);
-    /* Welford: stable for many samples of similar size. */
-    double mean = 0, m2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = s[i] - mean;
-        mean += d / (double)(i + 1);
-        m2 += d * (s[i] - mean);
-    }
+    dl_running_t r = {0};
+    dl_running_add(&r, s, n);
     out->n = n;
-    out->mean = mean;
-    out->stdev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+    out->mean = r.mean;
+    out->stdev = dl_running_stdev(&r);
     out->min = s[0];
     out->max = s[n - 1];
     out->p50 = percentile(s, n, 0.50);
     out->p95 = percentile(s, n, 0.95);
     out->p99 = percentile(s, n, 0.99);
-    out->ci95 = n > 1 ? dl_t95(n - 1) * out->stdev / sqrt((double)n) : INFINITY;
+    out->ci95 = dl_running_ci95(&r);
     free(s);
     return DL_OK;
 }

@@ -66,6 +66,16 @@ typedef struct {
 } dl_stats_t;
 /* Sorts a copy; samples untouched. */
 dl_status_t dl_stats_compute(const double *samples, size_t n, dl_stats_t *out);
+/* Mean and spread kept as samples arrive (Welford), for stop rules that
+ * must not re-read every sample after each batch. */
+typedef struct {
+    size_t n;
+    double mean, m2;
+} dl_running_t;
+void dl_running_add(dl_running_t *r, const double *v, size_t n);
+double dl_running_stdev(const dl_running_t *r);
+/* Half-width of the 95% confidence interval of the mean (inf below 2 samples). */
+double dl_running_ci95(const dl_running_t *r);
 /* Two-sided 95% Student t critical value for df degrees of freedom. */
 double dl_t95(size_t df);
 /* Median and median absolute deviation (scaled by 1.4826 to estimate sigma). */
