@@ -40,7 +40,7 @@ timed sweep-out $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast 
   --placement out --out "$R/sweep-out"
 timed graph $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 1M \
   --graph 100 --out "$R/graph"
-timed profiles $MPI $BIN sweep --backend nccl -p default,p2p-off,ring,ll -b 8 -e 256M \
+timed profiles $MPI $BIN sweep --backend nccl -p default,p2p-off,ring,ll -b 8 -e 64M \
   --out "$R/profiles"
 
 python3 scripts/gpu-reference-figures.py "$R"
@@ -52,7 +52,7 @@ echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
 echo "== injected hang in p2p-off"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader >"$R/hang.before"
 timed hang env DLCOMM_INJECT=hang:0:p2p-off $MPI $BIN sweep --backend nccl \
-  -p default,p2p-off,ring -b 8 -e 64M --timeout 15 --out "$R/hang"
+  -p default,p2p-off,ring -b 8 -e 16M --timeout 8 --out "$R/hang"
 sleep 2
 {
   echo "memory.used before: $(cat "$R/hang.before")"
