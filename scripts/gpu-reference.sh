@@ -38,16 +38,8 @@ timed sweep $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8
   --out "$R/sweep"
 timed sweep-out $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
   --placement out --out "$R/sweep-out"
-timed graph $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 1M \
-  --graph 100 --out "$R/graph"
 timed profiles $MPI $BIN sweep --backend nccl -p default,p2p-off,ring,ll -b 8 -e 64M \
   --out "$R/profiles"
-
-python3 scripts/gpu-reference-figures.py "$R"
-
-echo "== selftest"
-"$BUILD/tests/nccl_selftest" 67108864 >"$R/selftest.txt" 2>&1
-echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
 
 echo "== injected hang in p2p-off"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader >"$R/hang.before"
@@ -62,10 +54,22 @@ sleep 2
 } >"$R/hang.after"
 cat "$R/hang.after"
 
+python3 scripts/gpu-reference-figures.py "$R"
+pack() { tar -czf "$OUT/ref.tgz" -C "$OUT" ref; } # what is done so far, should the lease end
+pack
+timed graph $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 1M \
+  --graph 100 --out "$R/graph"
+pack
+
+echo "== selftest"
+"$BUILD/tests/nccl_selftest" 67108864 >"$R/selftest.txt" 2>&1
+echo "selftest rc=$?"; tail -n 3 "$R/selftest.txt"
+
+
 echo "== topo and preflight (NVML on a real GPU)"
 timed topo $BIN topo
 timed preflight $MPI $BIN preflight --quick --json "$R/preflight.json"
 tail -n 12 "$R/preflight.out"; cat "$R/topo.out" | head -n 20
 
 python3 scripts/gpu-reference-figures.py "$R" | tee "$R/figures.txt"
-tar -czf "$OUT/ref.tgz" -C "$OUT" ref
+pack
