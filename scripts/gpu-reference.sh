@@ -50,7 +50,7 @@ sleep 2
   echo "memory.used before: $(cat "$R/hang.before")"
   echo "memory.used after:  $(nvidia-smi --query-gpu=memory.used --format=csv,noheader)"
   echo "compute apps after: $(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | wc -l)"
-  echo "dlcomm processes after: $(pgrep -fc 'dlcomm' || true)"
+  echo "dlcomm processes after: $(pgrep -fc 'dlcomm (sweep|__worker)' || true)"; pgrep -fa 'dlcomm' || true
 } >"$R/hang.after"
 cat "$R/hang.after"
 
