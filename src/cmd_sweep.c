@@ -502,8 +502,13 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
                    (unsigned long long)out.wrong, dir);
-        if (io != DL_OK)
+        if (io != DL_OK) {
             st = dl_status_worse(st, io);
+            /* The record says how the run ended, charts included. */
+            cJSON_ReplaceItemInObject(out.run, "exit_code",
+                                      cJSON_CreateNumber(dl_status_exit_code(st)));
+            dl_run_write(out.run, dir);
+        }
         cJSON_Delete(out.run);
     }
     if (stop == 2) { /* a peer is gone: MPI cannot finish cleanly */
