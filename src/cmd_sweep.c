@@ -472,7 +472,7 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
     cJSON *fp = dl_sys_fingerprint(world, NULL);
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
                        .profile_name = "mpi",
-                       .total = dl_plan_cases(&sp->plan) * (size_t)(workers ? in.nprofiles : 1)};
+                       .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
     if (rank == 0) {
         out.run = run_header(o, argc, argv, fp);
         if (!workers)

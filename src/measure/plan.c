@@ -1,18 +1,30 @@
 /* Walking a sweep plan: the nesting that gives each collective its table. */
 #include "measure.h"
 
-static int nops_for(const dl_plan_t *p, const dl_coll_t *c)
+/* Whether the backend runs this (collective, dtype, op) at all. */
+static int supported(const dl_backend_ops_t *be, const dl_coll_t *coll, int dt, int op)
 {
-    return c->has_op ? __builtin_popcount(p->ops) : 1;
+    if (!be || !be->supports)
+        return 1;
+    dl_case_t c;
+    char why[160];
+    dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, DL_PLACE_OUT, 0, 8, 1, 0);
+    return be->supports(&c, why, sizeof(why));
 }
 
-size_t dl_plan_cases(const dl_plan_t *p)
+size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be)
 {
     size_t n = 0;
-    for (int c = 0; c < DL_COLL_COUNT; c++)
-        if (p->colls & (1u << c))
-            n += (size_t)nops_for(p, dl_colls[c]) * __builtin_popcount(p->dtypes) *
-                 p->nsizes * __builtin_popcount(p->places);
+    for (int c = 0; c < DL_COLL_COUNT; c++) {
+        if (!(p->colls & (1u << c)))
+            continue;
+        for (int dt = 0; dt < DL_DT_COUNT; dt++)
+            for (int op = 0; op < DL_OP_COUNT; op++)
+                if ((p->dtypes & (1u << dt)) &&
+                    (dl_colls[c]->has_op ? (p->ops & (1u << op)) != 0 : op == 0) &&
+                    supported(be, dl_colls[c], dt, op))
+                    n += p->nsizes * (size_t)__builtin_popcount(p->places);
+    }
     return n;
 }
 
