@@ -54,7 +54,7 @@ static const dl_opt_t pf_opts[] = {
     {"gpu", 0, DL_OPT_FLAG, "1", NULL, "GPU health through NVML when present", O(gpu), NULL},
     {"max-temp", 0, DL_OPT_DOUBLE, "85", "C", "GPU temperature above this warns", O(max_temp),
      positive},
-    {"backend", 0, DL_OPT_STR, "mpi", "NAME", "mpi (GPU backends run through the engine later)",
+    {"backend", 0, DL_OPT_STR, "mpi", "NAME", "mpi: collectives over host buffers (NCCL over GPUs: dlcomm sweep)",
      O(backend), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "120", "SEC", "a step making no progress this long: exit 3",
      O(timeout), positive},
@@ -124,7 +124,7 @@ static dl_status_t parse_modes(const pf_cli_t *a, dl_pf_opts_t *o)
         return DL_ERR_USAGE;
     o->scopes = (int)mask;
     if (strcmp(a->backend, "mpi") != 0) {
-        dl_err("--backend %s: preflight runs over the mpi backend in this build", a->backend);
+        dl_err("--backend %s: preflight measures over the mpi backend only (measure NCCL with dlcomm sweep)", a->backend);
         return DL_ERR_UNAVAILABLE;
     }
     return DL_OK;
