@@ -199,6 +199,10 @@ int dl_worker_main(int fd);
 typedef struct {
     const dl_backend_ops_t *inner;
     void *ctx;
+    /* The wrapper's own ops: dl_engine_inject_ops with the inner backend's
+     * capabilities (supports), so a plan run through it skips what the inner
+     * library cannot run. Pass &wrap.ops to dl_plan_run. */
+    dl_backend_ops_t ops;
     dl_inject_kind_t kind;
     double factor;
     int rank;

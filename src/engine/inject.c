@@ -76,6 +76,8 @@ dl_status_t dl_engine_inject_wrap(dl_inject_wrap_t *w, const dl_backend_ops_t *i
     dl_inject_t inj;
     w->inner = inner;
     w->ctx = ctx;
+    w->ops = dl_engine_inject_ops;
+    w->ops.supports = inner->supports;
     w->rank = rank;
     w->own_failure = 0;
     w->kind = DL_INJECT_NONE;

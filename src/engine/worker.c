@@ -182,7 +182,7 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
     dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
                     .arg = w, .rank = c->rank, .nranks = c->nranks};
     if (st == DL_OK)
-        st = dl_plan_run(&plan, &dl_engine_inject_ops, &iw, &x, send_result, w);
+        st = dl_plan_run(&plan, &iw.ops, &iw, &x, send_result, w);
     *own = iw.own_failure;
     be->fini(ctx);
     return st;

@@ -112,6 +112,59 @@ static void profile_refusals(void **state)
     }
 }
 
+/* A backend that runs nothing for real and cannot do avg: the worker's
+ * fault-injection wrapper must carry that to the plan. */
+static int fake_runs;
+static dl_status_t f_prepare(void *ctx, const dl_case_t *c) { (void)ctx; (void)c; return DL_OK; }
+static dl_status_t f_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
+{
+    (void)ctx;
+    fake_runs += c->op == DL_OP_AVG;
+    for (int i = 0; times && i < iters; i++)
+        times[i] = 1e-6;
+    *total = iters * 1e-6;
+    return DL_OK;
+}
+static dl_status_t f_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
+{
+    (void)ctx; (void)c;
+    *wrong = 0;
+    return DL_OK;
+}
+static int f_supports(const dl_case_t *c, char *why, size_t len)
+{
+    snprintf(why, len, "no avg here");
+    return c->op != DL_OP_AVG;
+}
+static dl_status_t one_max(void *a, double *v, size_t n) { (void)a; (void)v; (void)n; return DL_OK; }
+static dl_status_t one_sum(void *a, uint64_t *v, size_t n) { (void)a; (void)v; (void)n; return DL_OK; }
+static dl_status_t one_gather(void *a, double v, double *out) { (void)a; out[0] = v; return DL_OK; }
+static int results;
+static dl_status_t count_result(void *a, dl_result_t *r) { (void)a; (void)r; results++; return DL_OK; }
+
+static void wrapper_keeps_supports(void **state)
+{
+    (void)state;
+    const dl_backend_ops_t fake = {.name = "fake", .abi = DL_BACKEND_ABI, .modelled = 1,
+                                   .prepare = f_prepare, .run = f_run, .check = f_check,
+                                   .supports = f_supports};
+    unsetenv("DLCOMM_INJECT");
+    dl_inject_wrap_t iw;
+    assert_int_equal(dl_engine_inject_wrap(&iw, &fake, NULL, 0, "default"), DL_OK);
+    uint64_t sizes[] = {8, 64};
+    dl_plan_t p = {.colls = 1u << DL_COLL_ALLREDUCE, .dtypes = 1u << DL_DT_FLOAT32,
+                   .ops = (1u << DL_OP_SUM) | (1u << DL_OP_AVG), .places = 1, .sizes = sizes,
+                   .nsizes = 2, .mo = {.warmup = 1, .iters = 2, .check = 1, .min_iters = 1,
+                                       .max_iters = 2}};
+    dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather,
+                    .rank = 0, .nranks = 1};
+    fake_runs = results = 0;
+    assert_int_equal(dl_plan_run(&p, &iw.ops, &iw, &x, count_result, NULL), DL_OK);
+    assert_int_equal(results, 2);   /* sum at both sizes */
+    assert_int_equal(fake_runs, 0); /* avg never reached the backend */
+    assert_int_equal(dl_plan_cases(&p, &iw.ops), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -119,6 +172,7 @@ int main(void)
         cmocka_unit_test(bad_frames_refused),
         cmocka_unit_test(profile_loads),
         cmocka_unit_test(profile_refusals),
+        cmocka_unit_test(wrapper_keeps_supports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
