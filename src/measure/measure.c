@@ -6,8 +6,10 @@
 #include <string.h>
 
 /* A batch long enough that the between-batch reduction is noise, short
- * enough that the adaptive stop reacts within a few milliseconds. */
+ * enough that the adaptive stop reacts within a few milliseconds. The
+ * first batch is shorter: a quiet case has its answer by then. */
 #define BATCH_SECONDS 0.005
+#define FIRST_BATCH_SECONDS 0.001
 #define BATCH_MAX 10000
 
 void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
@@ -54,11 +56,31 @@ static dl_status_t agree(const dl_xcomm_t *x, dl_status_t st)
     return st != DL_OK ? st : (bad ? DL_ERR_COMM : DL_OK);
 }
 
-static int batch_size(const dl_measure_opts_t *o, double per_iter, int done)
+/* Iterations still needed for the CI target, from the running figures:
+ * the half-width shrinks as 1/sqrt(n). A margin, since the spread is
+ * itself an estimate; 0 when there is no estimate yet. */
+static double predicted_need(const dl_measure_opts_t *o, const dl_running_t *r)
+{
+    double ci = dl_running_ci95(r), goal = o->ci_target * r->mean;
+    if (r->n < 2 || !(ci < INFINITY) || goal <= 0)
+        return 0;
+    double ratio = ci / goal;
+    return (double)r->n * (ratio * ratio - 1) * 1.2 + 1;
+}
+
+static int batch_size(const dl_measure_opts_t *o, double per_iter, int done,
+                      const dl_running_t *run)
 {
     if (o->iters > 0)
         return o->iters - done < BATCH_MAX ? o->iters - done : BATCH_MAX;
-    double want = per_iter > 0 ? BATCH_SECONDS / per_iter : BATCH_MAX;
+    double secs = done ? BATCH_SECONDS : FIRST_BATCH_SECONDS;
+    double per_unit = per_iter * (o->unit_calls > 1 ? o->unit_calls : 1);
+    double want = per_unit > 0 ? secs / per_unit : BATCH_MAX;
+    double need = predicted_need(o, run);
+    /* No more than the stop rule is predicted to need, but growing by a
+     * quarter at least, so a poor prediction costs few batches. */
+    if (need > 0 && need < want)
+        want = need > done / 4.0 ? need : done / 4.0;
     int b = want > BATCH_MAX ? BATCH_MAX : (int)want;
     if (b < o->min_iters - done)
         b = o->min_iters - done;
@@ -92,12 +114,13 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
     int cap = o->iters > 0 ? o->iters : (o->max_iters < 1024 ? o->max_iters : 1024);
     double *t = malloc(((size_t)cap + 1) * sizeof(*t));
     int n = 0;
-    double spent = 0, local = 0;
+    double spent = 0, local = 0, sum = 0; /* spent: device seconds; sum: per-call scaled */
+    double unit = o->unit_calls > 1 ? o->unit_calls : 1;
     dl_running_t run = {0};
     dl_status_t st = t ? DL_OK : DL_ERR_NOMEM;
     *converged = o->iters > 0;
     while (st == DL_OK) {
-        int b = batch_size(o, per_iter, n);
+        int b = batch_size(o, per_iter, n, &run);
         if (n + b > cap) {
             while (n + b > cap)
                 cap *= 2;
@@ -120,7 +143,8 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
             break;
         batch_total = t[n + b];
         n += b;
-        spent += batch_total;
+        sum += batch_total;
+        spent += batch_total * unit;
         per_iter = batch_total / b;
         dl_running_add(&run, t + n - b, (size_t)b);
         if (o->iters > 0 ? n >= o->iters : adaptive_done(o, &run, spent, converged))
@@ -128,7 +152,7 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
     }
     *tp = t;
     *np = n;
-    *total_s = spent;
+    *total_s = sum;
     *local_s = local;
     return st;
 }
@@ -153,6 +177,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     memset(out, 0, sizeof(*out));
     out->c = *c;
     out->nranks = x->nranks;
+    double t0 = dl_now();
     dl_status_t st = agree(x, be->prepare(ctx, c));
     uint64_t wrong = 0;
     if (st == DL_OK && o->check)
@@ -166,8 +191,11 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
 
     double *t = NULL, total = 0, local = 0;
     int n = 0;
+    double t1 = dl_now();
+    out->setup_s = t1 - t0;
     if (st == DL_OK)
         st = timed_loop(be, ctx, x, o, c, per_iter, &t, &n, &total, &local, &out->converged);
+    out->timed_s = dl_now() - t1;
     if (st == DL_OK && n > 0)
         st = dl_stats_compute(t, (size_t)n, &out->t);
     free(t);

@@ -39,6 +39,8 @@ typedef struct {
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
+    int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
+                            * Times come per call; batches are planned in units */
 } dl_measure_opts_t;
 
 /* The outcome of one case: what a row of the table and of run.json holds. */
@@ -52,6 +54,9 @@ typedef struct {
     uint64_t *wrong_per_rank; /* rank 0 only, nranks entries (NULL elsewhere) */
     double *rank_mean_s;    /* rank 0 only: each rank's own mean time */
     int converged;          /* adaptive: CI target reached (fixed: 1) */
+    double setup_s;         /* host seconds (rank 0) on fill, check and warm-up */
+    double timed_s;         /* host seconds (rank 0) from the first timed batch to the
+                             * last: the calls, reading their times, the agreements */
     dl_status_t status;
 } dl_result_t;
 
