@@ -313,6 +313,11 @@ static dl_status_t load_inputs(const sweep_opts_t *o, const dl_backend_ops_t *be
                                sweep_inputs_t *in)
 {
     memset(in, 0, sizeof(*in));
+    if (o->graph_iters > 0 && strcmp(be->name, "nccl") != 0) {
+        if (rank == 0)
+            dl_err("-G (CUDA graphs) needs the nccl backend; this sweep runs on %s", be->name);
+        return DL_ERR_USAGE;
+    }
     if (strcmp(be->name, "mpi") == 0) {
         if (o->profiles && rank == 0)
             dl_err("-p needs a worker backend (--backend nccl or sim): MPI's own settings are "
