@@ -52,7 +52,7 @@
 #include "../measure/measure.h"
 
 #define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
-#define DL_WIRE_VERSION 1
+#define DL_WIRE_VERSION 2
 #define DL_WIRE_MAX_LEN (64u << 20)
 
 typedef enum {
@@ -91,7 +91,7 @@ typedef struct {
     uint64_t bytes_requested, wrong;
     dl_counts_t counts;
     dl_stats_t t;
-    double avg_s, algbw_gbps, busbw_gbps;
+    double avg_s, algbw_gbps, busbw_gbps, setup_s, timed_s;
     uint32_t arrays; /* 1: nranks uint64 wrong_per_rank, nranks double rank_mean_s follow */
 } dl_wire_result_t;
 

@@ -271,7 +271,10 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
             send_config(r);
         }
         break;
-    case DL_MSG_INFO: dl_sv_on_info(r, m); break;
+    case DL_MSG_INFO:
+        r->t_ready = dl_now();
+        dl_sv_on_info(r, m);
+        break;
     case DL_MSG_RESULT: dl_sv_on_result(r, m); break;
     case DL_MSG_DONE:
         r->done = 1;
@@ -314,6 +317,18 @@ static void end_worker(dl_prof_run_t *r)
     }
 }
 
+/* Where a profile's time went: starting the worker and its backend (for
+ * nccl: CUDA context, communicator), then everything until it exited. */
+static void add_timing(dl_prof_run_t *r)
+{
+    if (!r->prof_json || r->t_start <= 0)
+        return;
+    cJSON *o = cJSON_AddObjectToObject(r->prof_json, "timing");
+    if (r->t_ready > 0)
+        cJSON_AddNumberToObject(o, "startup_s", r->t_ready - r->t_start);
+    cJSON_AddNumberToObject(o, "total_s", dl_now() - r->t_start);
+}
+
 static dl_status_t start(dl_prof_run_t *r)
 {
     dl_engine_t *e = r->e;
@@ -329,6 +344,7 @@ static dl_status_t start(dl_prof_run_t *r)
         dl_outcome_set(r, DL_RK_ERROR, DL_ERR_IO, "cannot create %s", dir);
         return DL_ERR_IO;
     }
+    r->t_start = dl_now();
     dl_status_t st = dl_worker_spawn(r->p, e->cfg.run_dir, e->cfg.rank, &r->w);
     if (st != DL_OK)
         dl_outcome_set(r, DL_RK_ERROR, st, "cannot start the worker");
@@ -356,6 +372,7 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
     if (r.me.kind != DL_RK_OK && r.me.kind != DL_RK_PEER && r.me.kind != DL_RK_ERROR_PEER)
         dl_outcome_notify_peers(&r);
     end_worker(&r);
+    add_timing(&r);
     if (!r.got_abort) {
         MPI_Cancel(&r.abort_req);
         MPI_Wait(&r.abort_req, MPI_STATUS_IGNORE);

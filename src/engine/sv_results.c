@@ -44,6 +44,8 @@ static int decode(const dl_msg_t *m, dl_result_t *out)
     out->avg_s = w.avg_s;
     out->algbw_gbps = w.algbw_gbps;
     out->busbw_gbps = w.busbw_gbps;
+    out->setup_s = w.setup_s;
+    out->timed_s = w.timed_s;
     out->wrong = w.wrong;
     out->converged = w.converged;
     out->status = (dl_status_t)w.status;

@@ -82,6 +82,8 @@ static dl_status_t send_result(void *arg, dl_result_t *r)
     x.avg_s = r->avg_s;
     x.algbw_gbps = r->algbw_gbps;
     x.busbw_gbps = r->busbw_gbps;
+    x.setup_s = r->setup_s;
+    x.timed_s = r->timed_s;
     x.arrays = r->wrong_per_rank && r->rank_mean_s;
     size_t n = x.arrays ? (size_t)r->nranks : 0;
     char *arr = malloc(n * 16 + 1);
@@ -178,7 +180,8 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
                       .sizes = sizes, .nsizes = c->nsizes, .root = c->root,
                       .mo = {.warmup = c->warmup, .iters = c->iters, .ci_target = c->ci_target,
                              .budget_s = c->budget_s, .min_iters = c->min_iters,
-                             .max_iters = c->max_iters, .check = c->check}};
+                             .max_iters = c->max_iters, .check = c->check,
+                             .unit_calls = c->graph_iters > 0 ? c->graph_iters : 1}};
     dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
                     .arg = w, .rank = c->rank, .nranks = c->nranks};
     if (st == DL_OK)

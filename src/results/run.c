@@ -70,6 +70,8 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
     cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw_gbps);
     cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw_gbps);
     cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(r->nranks));
+    cJSON_AddNumberToObject(o, "setup_s", r->setup_s);
+    cJSON_AddNumberToObject(o, "timed_s", r->timed_s);
     cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
     if (r->wrong_per_rank) {
         cJSON *a = cJSON_AddArrayToObject(o, "wrong_per_rank");
