@@ -26,10 +26,24 @@ def rows(run, **match):
                 yield p, r
 
 
-def small_median(run, coll):
-    t = [r["time_us"]["mean"] for _, r in rows(run, collective=coll, placement="out")
+def small_median(run, coll, stat="mean"):
+    t = [r["time_us"][stat] for _, r in rows(run, collective=coll, placement="out")
          if r["bytes"] <= 1024]
     return statistics.median(t) if t else float("nan")
+
+
+def where_time_went(run):
+    """The worker's start, then per row: setup (fill, check, warm-up), the
+    timed batches on the host clock, and the GPU time inside them."""
+    for p in run.get("profiles", []):
+        t = p.get("timing", {})
+        rs = p.get("results", [])
+        setup = sum(r.get("setup_s", 0) for r in rs)
+        timed = sum(r.get("timed_s", 0) for r in rs)
+        gpu = sum(r["time_us"]["mean"] * r["iterations"] for r in rs) / 1e6
+        print(f"  {p['name']}: worker start {t.get('startup_s', float('nan')):.2f} s, "
+              f"profile {t.get('total_s', float('nan')):.2f} s; rows: setup {setup:.2f} s, "
+              f"timed {timed:.2f} s of which GPU-timed {gpu:.2f} s")
 
 
 def wall(name):
@@ -39,13 +53,14 @@ def wall(name):
         return "?"
 
 
-for name in ("sweep", "sweep-out", "graph"):
+for name in ("sweep", "sweep-out", "sweep-core", "sweep-out-core", "graph"):
     run = load(name)
     if not run:
         continue
     print(f"{name}: wall {wall(name)} s, exit {run.get('exit_code')}")
     for coll in ("allreduce", "allgather", "broadcast"):
-        print(f"  {coll:10s} median out-of-place time 8 B..1 KiB: {small_median(run, coll):.2f} us")
+        print(f"  {coll:10s} median out-of-place time 8 B..1 KiB: {small_median(run, coll):.2f} us"
+              f" (p50 {small_median(run, coll, 'p50'):.2f})")
     big = [r for _, r in rows(run, collective="allreduce", placement="out")]
     if big:
         top = max(big, key=lambda r: r["bytes"])
@@ -56,6 +71,7 @@ for name in ("sweep", "sweep-out", "graph"):
     n = sum(1 for _ in rows(run))
     conv = sum(1 for _, r in rows(run) if r.get("converged"))
     print(f"  {n} rows, {wrong} wrong, {conv} converged to the CI target")
+    where_time_went(run)
 
 for name in ("profiles", "hang"):
     run = load(name)

@@ -11,7 +11,13 @@ export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD
 export NCCL_NVLS_ENABLE=0
 root=""
 [ "$(id -u)" -ne 0 ] || root="--allow-run-as-root"
-MPI="mpirun $root -np 1"
+# Open MPI binds a single rank to one core: the worker's main thread then
+# shares it with its supervisor and with CUDA's and NCCL's own threads.
+# BIND (default --bind-to none) is what the reference runs use; the sweeps are
+# also run once under the default binding, to show what it costs.
+BIND=${BIND:---bind-to none}
+MPI="mpirun $root -np 1 $BIND"
+MPI_DEFAULT_BIND="mpirun $root -np 1"
 R=$OUT/ref
 mkdir -p "$R"
 
@@ -21,6 +27,9 @@ mkdir -p "$R"
   mpirun --version | head -n 1
   uname -r
   $BIN version
+  echo "bindings: default, then '$BIND':"
+  $MPI_DEFAULT_BIND --report-bindings true 2>&1 | tail -n 2
+  $MPI --report-bindings true 2>&1 | tail -n 2
 } >"$R/host.txt" 2>&1
 
 timed() { # name, then the command (bounded); wall time in $R/NAME.wall
@@ -38,6 +47,10 @@ timed sweep $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8
   --out "$R/sweep"
 timed sweep-out $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
   --placement out --out "$R/sweep-out"
+timed sweep-core $MPI_DEFAULT_BIND $BIN sweep --backend nccl -c allreduce,allgather,broadcast \
+  -b 8 -e 4G --out "$R/sweep-core"
+timed sweep-out-core $MPI_DEFAULT_BIND $BIN sweep --backend nccl -c allreduce,allgather,broadcast \
+  -b 8 -e 4G --placement out --out "$R/sweep-out-core"
 timed profiles $MPI $BIN sweep --backend nccl -p default,p2p-off,ring,ll -b 8 -e 64M \
   --out "$R/profiles"
 
