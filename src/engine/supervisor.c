@@ -277,6 +277,7 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
         break;
     case DL_MSG_RESULT: dl_sv_on_result(r, m); break;
     case DL_MSG_DONE:
+        r->t_done = dl_now();
         r->done = 1;
         dl_outcome_set(r, DL_RK_OK, DL_OK, "ok");
         over = 1;
@@ -318,15 +319,21 @@ static void end_worker(dl_prof_run_t *r)
 }
 
 /* Where a profile's time went: starting the worker and its backend (for
- * nccl: CUDA context, communicator), then everything until it exited. */
+ * nccl: CUDA context, communicator); its cases and the backend's teardown,
+ * until it said done; its exit; all of it. */
 static void add_timing(dl_prof_run_t *r)
 {
     if (!r->prof_json || r->t_start <= 0)
         return;
+    double end = dl_now();
     cJSON *o = cJSON_AddObjectToObject(r->prof_json, "timing");
     if (r->t_ready > 0)
         cJSON_AddNumberToObject(o, "startup_s", r->t_ready - r->t_start);
-    cJSON_AddNumberToObject(o, "total_s", dl_now() - r->t_start);
+    if (r->t_ready > 0 && r->t_done > 0)
+        cJSON_AddNumberToObject(o, "run_s", r->t_done - r->t_ready);
+    if (r->t_done > 0)
+        cJSON_AddNumberToObject(o, "exit_s", end - r->t_done);
+    cJSON_AddNumberToObject(o, "total_s", end - r->t_start);
 }
 
 static dl_status_t start(dl_prof_run_t *r)

@@ -37,7 +37,7 @@ typedef struct {
     MPI_Request abort_req;
     int abort_buf, abort_tag, got_abort, done;
     double deadline;
-    double t_start, t_ready; /* spawned; its backend ready (INFO) */
+    double t_start, t_ready, t_done; /* spawned; backend ready (INFO); DONE */
     dl_rank_outcome_t me;
     cJSON *prof_json; /* rank 0 */
     int modelled_ranks;
