@@ -53,7 +53,7 @@ static const dl_opt_t sweep_opts[] = {
      O(placement), NULL},
     {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), nonneg_long},
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)", O(iters), nonneg_long},
-    {"ci-target", 0, DL_OPT_DOUBLE, "0.01", "FRAC",
+    {"ci-target", 0, DL_OPT_DOUBLE, "0.02", "FRAC",
      "adaptive: stop when the 95% CI half-width is within FRAC of the mean", O(ci_target), fraction},
     {"budget", 0, DL_OPT_DOUBLE, "0.1", "SEC", "adaptive: timing budget per size", O(budget), positive},
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
