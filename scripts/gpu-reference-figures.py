@@ -41,9 +41,11 @@ def where_time_went(run):
         setup = sum(r.get("setup_s", 0) for r in rs)
         timed = sum(r.get("timed_s", 0) for r in rs)
         gpu = sum(r["time_us"]["mean"] * r["iterations"] for r in rs) / 1e6
-        print(f"  {p['name']}: worker start {t.get('startup_s', float('nan')):.2f} s, "
-              f"profile {t.get('total_s', float('nan')):.2f} s; rows: setup {setup:.2f} s, "
-              f"timed {timed:.2f} s of which GPU-timed {gpu:.2f} s")
+        nan = float("nan")
+        print(f"  {p['name']}: worker start {t.get('startup_s', nan):.2f} s, cases and teardown "
+              f"{t.get('run_s', nan):.2f} s, exit {t.get('exit_s', nan):.2f} s, profile "
+              f"{t.get('total_s', nan):.2f} s; rows: setup {setup:.2f} s, timed {timed:.2f} s "
+              f"of which GPU-timed {gpu:.2f} s")
 
 
 def wall(name):
@@ -53,7 +55,7 @@ def wall(name):
         return "?"
 
 
-for name in ("sweep", "sweep-out", "sweep-core", "sweep-out-core", "graph"):
+for name in ("sweep", "sweep-out", "sweep-ci1", "sweep-cpu7", "graph"):
     run = load(name)
     if not run:
         continue
