@@ -37,11 +37,15 @@ def where_time_went(run):
     timed batches on the host clock, and the GPU time inside them."""
     for p in run.get("profiles", []):
         t = p.get("timing", {})
+        nan = float("nan")
         rs = p.get("results", [])
         setup = sum(r.get("setup_s", 0) for r in rs)
         timed = sum(r.get("timed_s", 0) for r in rs)
         gpu = sum(r["time_us"]["mean"] * r["iterations"] for r in rs) / 1e6
-        nan = float("nan")
+        info = p.get("backend_info", {})
+        print(f"  {p['name']}: worker start: (CUDA driver {info.get('probe_s', nan):.2f} s, "
+              f"backend {info.get('init_s', nan):.2f} s of which communicator "
+              f"{info.get('comm_init_s', nan):.2f} s)")
         print(f"  {p['name']}: worker start {t.get('startup_s', nan):.2f} s, cases and teardown "
               f"{t.get('run_s', nan):.2f} s, exit {t.get('exit_s', nan):.2f} s, profile "
               f"{t.get('total_s', nan):.2f} s; rows: setup {setup:.2f} s, timed {timed:.2f} s "
@@ -55,7 +59,9 @@ def wall(name):
         return "?"
 
 
-for name in ("sweep", "sweep-out", "sweep-ci1", "sweep-cpu7", "graph"):
+sweeps = sorted(d for d in os.listdir(ref)
+                if d.startswith(("sweep", "graph")) and os.path.isdir(os.path.join(ref, d)))
+for name in sweeps:
     run = load(name)
     if not run:
         continue

@@ -41,11 +41,13 @@ timed() { # name, then the command (bounded); wall time in $R/NAME.wall
   echo "$name: rc=$rc wall=$(cat "$R/$name.wall") s"
 }
 
-echo "== sweeps"
-timed sweep $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
-  --out "$R/sweep"
-timed sweep-out $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
-  --placement out --out "$R/sweep-out"
+echo "== sweeps (three of each: the host's pace drifts from minute to minute)"
+for i in 1 2 3; do
+  timed sweep-$i $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
+    --out "$R/sweep-$i"
+  timed sweep-out-$i $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
+    --placement out --out "$R/sweep-out-$i"
+done
 timed sweep-ci1 $MPI $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \
   --ci-target 0.01 --out "$R/sweep-ci1"
 timed sweep-cpu7 $MPI_CPU7 $BIN sweep --backend nccl -c allreduce,allgather,broadcast -b 8 -e 4G \

@@ -21,6 +21,8 @@ typedef struct {
     cudaStream_t stream;
     void *send, *recv, *scratch; /* scratch: the copy in-place alltoall/sendrecv send from */
     size_t cap, cap_hint; /* cap_hint: what the plan's largest case needs */
+    size_t scratch_cap;
+    double comm_init_s;   /* seconds ncclCommInitRankConfig took to complete */
     unsigned long long *d_wrong;
     int *d_flag;
     volatile int *h_go; /* mapped host memory: the host starts a timed batch */
@@ -164,8 +166,10 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
         return st;
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
+    double t0 = dl_now();
     st = nccl_ok(m, ncclCommInitRankConfig(&m->comm, m->nranks, id, m->rank, &config),
                  "ncclCommInitRankConfig");
+    m->comm_init_s = dl_now() - t0;
     return st;
 }
 
@@ -175,14 +179,13 @@ static void free_buffers(nccl_ctx_t *m)
     cudaFree(m->recv);
     cudaFree(m->scratch);
     m->send = m->recv = m->scratch = NULL;
-    m->cap = 0;
+    m->cap = m->scratch_cap = 0;
 }
 
 static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
 {
     free_buffers(m);
-    if (cudaMalloc(&m->send, bytes) != cudaSuccess || cudaMalloc(&m->recv, bytes) != cudaSuccess ||
-        cudaMalloc(&m->scratch, bytes) != cudaSuccess) {
+    if (cudaMalloc(&m->send, bytes) != cudaSuccess || cudaMalloc(&m->recv, bytes) != cudaSuccess) {
         cudaGetLastError(); /* not sticky: clear it */
         free_buffers(m);
         return 0;
@@ -193,17 +196,29 @@ static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
 
 /* Buffers for the largest case at once, so a sweep of growing sizes does
  * not free and allocate again at every step; where that much does not fit,
- * what this case needs (the larger cases then fail on their own). */
-static dl_status_t ensure(nccl_ctx_t *m, size_t bytes)
+ * what this case needs (the larger cases then fail on their own). The
+ * scratch copy only in-place all-to-all and send/receive need comes when
+ * such a case does. */
+static dl_status_t ensure(nccl_ctx_t *m, size_t bytes, int scratch)
 {
-    if (bytes <= m->cap)
+    if (bytes > m->cap && !(m->cap_hint > bytes && alloc_buffers(m, m->cap_hint)) &&
+        !alloc_buffers(m, bytes)) {
+        dl_err("rank %d: cannot allocate 2 x %zu bytes on GPU %d", m->rank, bytes, m->device);
+        return DL_ERR_NOMEM;
+    }
+    if (!scratch || bytes <= m->scratch_cap)
         return DL_OK;
-    if (m->cap_hint > bytes && alloc_buffers(m, m->cap_hint))
-        return DL_OK;
-    if (alloc_buffers(m, bytes))
-        return DL_OK;
-    dl_err("rank %d: cannot allocate 3 x %zu bytes on GPU %d", m->rank, bytes, m->device);
-    return DL_ERR_NOMEM;
+    cudaFree(m->scratch);
+    m->scratch_cap = 0;
+    if (cudaMalloc(&m->scratch, m->cap) != cudaSuccess) {
+        cudaGetLastError();
+        m->scratch = NULL;
+        dl_err("rank %d: cannot allocate a third buffer of %zu bytes on GPU %d", m->rank, m->cap,
+               m->device);
+        return DL_ERR_NOMEM;
+    }
+    m->scratch_cap = m->cap;
+    return DL_OK;
 }
 
 static ncclDataType_t nccl_type(dl_dtype_t dt)
@@ -254,7 +269,9 @@ static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
         dl_err("dtype %s needs NCCL 2.24 or later", dl_dtype_names[c->dtype]);
         return DL_ERR_UNAVAILABLE;
     }
-    dl_status_t st = ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es);
+    int scratch = c->place == DL_PLACE_IN &&
+                  (c->coll->id == DL_COLL_ALLTOALL || c->coll->id == DL_COLL_SENDRECV);
+    dl_status_t st = ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es, scratch);
     if (st != DL_OK)
         return st;
     /* Poison the result region, then the send pattern where the call reads it. */
@@ -470,6 +487,7 @@ static void nccl_fini(void *ctx)
     nccl_ctx_t *m = ctx;
     if (!m)
         return;
+    double t0 = dl_now();
     if (m->comm) {
         /* A clean finalize can block on a peer that is gone: bounded, then
          * abort, which releases everything whether or not it completed. */
@@ -482,11 +500,13 @@ static void nccl_fini(void *ctx)
         else
             ncclCommAbort(m->comm);
     }
+    double t1 = dl_now();
     if (m->has_graph)
         cudaGraphExecDestroy(m->graph);
     for (int i = 0; i < m->nev; i++)
         cudaEventDestroy(m->ev[i]);
     free(m->ev);
+    double t2 = dl_now();
     free_buffers(m);
     if (m->h_go)
         cudaFreeHost((void *)m->h_go);
@@ -494,6 +514,8 @@ static void nccl_fini(void *ctx)
     cudaFree(m->d_flag);
     if (m->stream)
         cudaStreamDestroy(m->stream);
+    dl_info("rank %d: teardown: communicator %.3f s, %d events %.3f s, buffers %.3f s", m->rank,
+            t1 - t0, m->nev, t2 - t1, dl_now() - t2);
     free(m);
 }
 
@@ -517,6 +539,8 @@ static void nccl_describe(void *ctx, void *json)
         cJSON_AddNumberToObject(json, "gpu_index", m->device);
     }
     cJSON_AddNumberToObject(json, "graph_iters", m ? m->graph_iters : 0);
+    if (m)
+        cJSON_AddNumberToObject(json, "comm_init_s", m->comm_init_s);
 }
 
 const dl_backend_ops_t dl_backend_nccl = {

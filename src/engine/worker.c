@@ -120,11 +120,14 @@ static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes)
     return DL_OK;
 }
 
-static void send_info(wk_t *w, const dl_backend_ops_t *be, void *ctx)
+static void send_info(wk_t *w, const dl_backend_ops_t *be, void *ctx, double probe_s,
+                      double init_s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "backend", be->name);
     cJSON_AddNumberToObject(o, "worker_pid", (double)getpid());
+    cJSON_AddNumberToObject(o, "probe_s", probe_s); /* for nccl: the CUDA driver's start */
+    cJSON_AddNumberToObject(o, "init_s", init_s);
     if (be->describe)
         be->describe(ctx, o);
     char *s = cJSON_PrintUnformatted(o);
@@ -157,6 +160,7 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
         dl_err("rank %d: backend %s is not in this build", c->rank, c->backend);
         return DL_ERR_UNAVAILABLE;
     }
+    double t0 = dl_now();
     if (be->probe(why, sizeof(why)) != DL_OK) {
         dl_err("rank %d: backend %s is not available here: %s", c->rank, be->name, why);
         return DL_ERR_UNAVAILABLE;
@@ -170,10 +174,11 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
         if (sizes[i] > bc.max_bytes)
             bc.max_bytes = sizes[i];
     void *ctx = NULL;
+    double t1 = dl_now();
     dl_status_t st = be->init(&bc, &ctx);
     if (st != DL_OK)
         return st;
-    send_info(w, be, ctx);
+    send_info(w, be, ctx, t1 - t0, dl_now() - t1);
     dl_inject_wrap_t iw;
     st = dl_engine_inject_wrap(&iw, be, ctx, c->rank, c->profile);
     dl_plan_t plan = {.colls = c->colls, .dtypes = c->dtypes, .ops = c->ops, .places = c->places,

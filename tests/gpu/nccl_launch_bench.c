@@ -6,6 +6,7 @@
  *             its watchdog can abort)
  *   per-call  an event after every call (dlcomm's way), non-blocking
  *   readback  host microseconds per cudaEventElapsedTime, read after a batch
+ * First, what starting costs: the CUDA driver, the context, a communicator.
  * Each is repeated REPS times; the median of the repetitions is printed.
  * A benchmark, not a test: it asserts nothing. Exits 77 without a GPU.
  * Usage: nccl_launch_bench [ITERS [REPS]] */
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 20, reps = argc > 2 ? atoi(argv[2]) : 200;
     int ndev = 0;
+    double t0 = now_us();
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("SKIP: no CUDA GPU is visible\n");
         return 77;
@@ -98,7 +100,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "nccl_launch_bench: ITERS must be 1..%d and REPS >= 1\n", MAXEV - 1);
         return 2;
     }
+    double t1 = now_us();
     cudaSetDevice(0);
+    cudaFree(NULL); /* the context */
+    double t2 = now_us();
     cudaStream_t st;
     cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
     static cudaEvent_t ev[MAXEV];
@@ -107,7 +112,10 @@ int main(int argc, char **argv)
     void *s = NULL, *d = NULL;
     cudaMalloc(&s, 1024);
     cudaMalloc(&d, 1024);
-    ncclComm_t blocking = open_comm(1), nonblocking = open_comm(0);
+    double t3 = now_us();
+    ncclComm_t blocking = open_comm(1);
+    double t4 = now_us();
+    ncclComm_t nonblocking = open_comm(0);
     if (!blocking || !nonblocking) {
         fprintf(stderr, "nccl_launch_bench: cannot open the communicators\n");
         return 1;
@@ -116,6 +124,8 @@ int main(int argc, char **argv)
     ncclGetVersion(&v);
     printf("NCCL %d, %d iterations x %d repetitions, median of repetitions, us per call\n", v,
            iters, reps);
+    printf("start: CUDA driver (cudaGetDeviceCount) %.3f s, context %.3f s, communicator %.3f s\n",
+           (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t4 - t3) / 1e6);
     printf("%8s %9s %9s %9s %9s\n", "bytes", "loop", "loop-nb", "per-call", "readback");
     double *r = malloc((size_t)reps * sizeof(*r));
     for (size_t bytes = 8; bytes <= 1024; bytes *= 2) {
