@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +80,9 @@ static dl_status_t wait_stream(nccl_ctx_t *m, const char *what)
             m->comm = NULL;
             return DL_ERR_COMM;
         }
+        /* NCCL's own threads may share this core (a rank bound to one):
+         * they run first. */
+        sched_yield();
         if (dl_now() > until) {
             dl_err("rank %d: %s did not finish within %.0f s: aborting the communicator", m->rank,
                    what, m->deadline_s);
@@ -105,6 +109,7 @@ static dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
             m->comm = NULL;
             return DL_ERR_TIMEOUT;
         }
+        sched_yield(); /* the call goes on in NCCL's thread, maybe on this core */
         ncclCommGetAsyncError(m->comm, &r);
     }
     if (r != ncclSuccess) {
@@ -493,8 +498,10 @@ static void nccl_fini(void *ctx)
          * abort, which releases everything whether or not it completed. */
         ncclResult_t r = ncclCommFinalize(m->comm);
         double until = dl_now() + 10;
-        while (r == ncclInProgress && dl_now() < until)
+        while (r == ncclInProgress && dl_now() < until) {
+            sched_yield();
             ncclCommGetAsyncError(m->comm, &r);
+        }
         if (r == ncclSuccess)
             ncclCommDestroy(m->comm);
         else

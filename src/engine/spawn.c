@@ -196,11 +196,17 @@ void dl_worker_last_error(const char *log, char *buf, size_t len)
     buf[0] = '\0';
     if (dl_read_file(log, &text, &n) != DL_OK)
         return;
-    /* The last line dl_err wrote is where the worker said what went wrong. */
-    char *last = NULL;
+    /* The last line dl_err wrote is where the worker said what went wrong;
+     * later notes (its teardown) are not. Without one, its last line. */
+    char *last = NULL, *last_err = NULL;
     for (char *p = text; (p = strstr(p, "dlcomm: ")); p++)
-        if (p == text || p[-1] == '\n')
+        if (p == text || p[-1] == '\n') {
             last = p;
+            if (strncmp(p + 8, "error: ", 7) == 0)
+                last_err = p;
+        }
+    if (last_err)
+        last = last_err;
     if (last) {
         last += 8;
         if (strncmp(last, "error: ", 7) == 0)

@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "engine/spawn.h"
 
 static void frames_round_trip(void **state)
 {
@@ -165,6 +167,30 @@ static void wrapper_keeps_supports(void **state)
     assert_int_equal(dl_plan_cases(&p, &iw.ops), 2);
 }
 
+/* A profile's reason is the worker's error, not a note it wrote after it. */
+static void last_error_is_the_error(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dlcomm-lastXXXXXX", buf[200];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *log = "dlcomm: worker rank 0/1\n"
+                      "dlcomm: error: rank 0: allreduce did not finish within 7 s\n"
+                      "dlcomm: rank 0: teardown: communicator 0.3 s\n";
+    assert_int_equal(write(fd, log, strlen(log)), (ssize_t)strlen(log));
+    close(fd);
+    dl_worker_last_error(path, buf, sizeof(buf));
+    assert_string_equal(buf, "rank 0: allreduce did not finish within 7 s");
+    /* No error line: the last line. */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    const char *quiet = "dlcomm: worker rank 0/1\ndlcomm: warning: slow\n";
+    assert_int_equal(write(fd, quiet, strlen(quiet)), (ssize_t)strlen(quiet));
+    close(fd);
+    dl_worker_last_error(path, buf, sizeof(buf));
+    assert_string_equal(buf, "warning: slow");
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +199,7 @@ int main(void)
         cmocka_unit_test(profile_loads),
         cmocka_unit_test(profile_refusals),
         cmocka_unit_test(wrapper_keeps_supports),
+        cmocka_unit_test(last_error_is_the_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
