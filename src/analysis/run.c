@@ -125,10 +125,25 @@ double dl_an_spread(const dl_row_t *r)
     return NAN;
 }
 
+/* The ranks a sim run modelled (its rows say), 0 for measured runs. */
+static int modelled_ranks(const dl_run_t *r)
+{
+    int m = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].modelled && r->rows[i].ranks > m)
+            m = r->rows[i].ranks;
+    return m;
+}
+
 void dl_an_describe(const dl_run_t *r, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s%s; %d rank%s", r->nhosts > 1 ? "hosts " : "host ",
-                     r->hosts[0] ? r->hosts : "?", r->ranks, r->ranks == 1 ? "" : "s");
+    int m = modelled_ranks(r);
+    int n = m && m != r->ranks
+                ? snprintf(buf, len, "%s%s; %d modelled ranks on %d process%s",
+                           r->nhosts > 1 ? "hosts " : "host ", r->hosts[0] ? r->hosts : "?", m,
+                           r->ranks, r->ranks == 1 ? "" : "es")
+                : snprintf(buf, len, "%s%s; %d rank%s", r->nhosts > 1 ? "hosts " : "host ",
+                           r->hosts[0] ? r->hosts : "?", r->ranks, r->ranks == 1 ? "" : "s");
     if (n >= 0 && (size_t)n < len && r->tool[0])
         n += snprintf(buf + n, len - (size_t)n, "; %s", r->tool);
     if (n >= 0 && (size_t)n < len && r->nccl[0])

@@ -257,6 +257,8 @@ def statuses_run():
          "reason": "needs more than one node", "results": []}
     m = copy.deepcopy(base)
     m.update(name="sim-dgx", backend="sim", modelled=True)
+    for r in m["results"]:  # the sim's rows carry the ranks it modelled
+        r["ranks"] = 64
     doc["profiles"] += [t, c, s, m]
     return doc
 
@@ -275,7 +277,7 @@ def case_statuses():
         fail("profiles that stopped finishing are not reported:\n" + p.stdout)
     p = dl("report", path, expect=0)
     for want in ("profile p2p-off: timeout", "profile shm-off: crashed", "profile ib: skipped",
-                 "MODELLED", "(modelled)"):
+                 "MODELLED", "(modelled)", "64 modelled ranks on"):
         if want not in p.stdout:
             fail(f"report lacks {want!r}:\n{p.stdout}")
     dl("plot", path, "--out", os.path.join(WORK, "statuses-plot"), expect=0)
