@@ -14,7 +14,7 @@ root=""
 # Open MPI's default binding of a single rank (one core) is what the
 # reference runs use: --bind-to none made the small calls noisier (46 of 180
 # rows did not reach the CI target, against none bound). One variant runs
-# bound to core 7 instead of core 0, where the host's interrupts land.
+# bound to core 7 instead of core 0, to compare the two cores.
 MPI="mpirun $root -np 1"
 MPI_CPU7="mpirun $root -np 1 --cpu-set 7 --bind-to core"
 R=$OUT/ref

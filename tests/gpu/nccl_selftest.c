@@ -64,7 +64,7 @@ static int run_combo(const dl_backend_ops_t *be, const dl_backend_cfg_t *cfg, dl
     int known = bad && st == DL_OK && known_nccl_defect(dt, op, t.wrong);
     printf("%-5s %-9s %-5s %3zu cases %6llu wrong  %s%s\n", known ? "KNOWN" : bad ? "FAIL" : "ok",
            dl_dtype_names[dt], dl_op_names[op], t.cases, (unsigned long long)t.wrong,
-           dl_status_str(st), known ? "  (an NCCL defect, see below)" : "");
+           dl_status_str(st), known ? "  (NCCL's own defect: see known_nccl_defect())" : "");
     return bad && !known;
 }
 
