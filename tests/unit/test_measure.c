@@ -65,18 +65,24 @@ static dl_status_t one_gather(void *a, double v, double *out) { (void)a; out[0] 
 static const dl_backend_ops_t fake_ops = {.name = "fake", .abi = DL_BACKEND_ABI, .modelled = 1,
                                           .prepare = f_prepare, .run = f_run, .check = f_check};
 
-static dl_result_t measure(fake_t *f, double budget_s)
+static dl_result_t measure_with(fake_t *f, const dl_measure_opts_t *o)
 {
-    dl_measure_opts_t o = {.warmup = 5, .ci_target = 0.01, .budget_s = budget_s, .min_iters = 5,
-                           .max_iters = 1000000, .check = 1, .unit_calls = f->unit_calls};
     dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather,
                     .rank = 0, .nranks = 1};
     dl_case_t c;
     dl_result_t r;
     dl_case_init(&c, dl_colls[DL_COLL_ALLREDUCE], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, 1024,
                  1, 0);
-    assert_int_equal(dl_measure_case(&fake_ops, f, &x, &o, &c, &r), DL_OK);
+    assert_int_equal(dl_measure_case(&fake_ops, f, &x, o, &c, &r), DL_OK);
     return r;
+}
+
+/* The defaults' shape: adaptive to a 1% interval within the budget. */
+static dl_result_t measure(fake_t *f, double budget_s)
+{
+    dl_measure_opts_t o = {.warmup = 5, .ci_target = 0.01, .budget_s = budget_s, .min_iters = 5,
+                           .max_iters = 1000000, .check = 1, .unit_calls = f->unit_calls};
+    return measure_with(f, &o);
 }
 
 /* A quiet size (0.5% spread) has its answer after the first, short batch. */
@@ -135,13 +141,7 @@ static void fixed_count_is_exact(void **state)
     fake_t f = {.per_call = 1e-6, .cv = 0.5, .rng = 9};
     dl_measure_opts_t o = {.warmup = 1, .iters = 12345, .min_iters = 1, .max_iters = 1000000,
                            .check = 1};
-    dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather,
-                    .rank = 0, .nranks = 1};
-    dl_case_t c;
-    dl_result_t r;
-    dl_case_init(&c, dl_colls[DL_COLL_ALLREDUCE], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, 64,
-                 1, 0);
-    assert_int_equal(dl_measure_case(&fake_ops, &f, &x, &o, &c, &r), DL_OK);
+    dl_result_t r = measure_with(&f, &o);
     assert_int_equal(r.t.n, 12345);
     assert_int_equal(f.units, 12345);
     dl_result_free(&r);
