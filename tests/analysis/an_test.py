@@ -131,9 +131,15 @@ def case_edited():
     p, res = cmp_json(RUN_A, edited, "--metric", "time", expect=1)
     if sum(r["verdict"] == "regression" for r in res["rows"]) != 3:
         fail("--metric time does not flag exactly the three rows")
-    # Above the edited sizes only: nothing left to flag.
+    # Above the edited sizes only: nothing left to flag; when an edited row is
+    # the largest size, nothing is left to compare, which is a usage error.
     big = max(r["bytes"] for r in picked)
-    dl("compare", RUN_A, edited, "--min-size", str(big + 1), expect=0)
+    if any(r["bytes"] > big for r in rows):
+        dl("compare", RUN_A, edited, "--min-size", str(big + 1), expect=0)
+    else:
+        p = dl("compare", RUN_A, edited, "--min-size", str(big + 1), expect=2)
+        if "no rows in common" not in p.stderr:
+            fail("an empty comparison does not say so:\n" + p.stderr)
     # The reverse direction is an improvement, exit 0.
     p, res = cmp_json(edited, RUN_A, expect=0)
     if sum(r["verdict"] == "improvement" for r in res["rows"]) != 3:
