@@ -26,18 +26,52 @@ static void count(cJSON *obj, const char *key)
         cJSON_AddNumberToObject(obj, key, 1);
 }
 
+/* "NCCL INFO NCCL_P2P_DISABLE set by environment to 1" -> env["NCCL_P2P_DISABLE"] = "1":
+ * the settings NCCL says it took from the environment. */
+static void env_applied(cJSON *env, const char *line)
+{
+    const char *info = strstr(line, "NCCL INFO "), *set = strstr(line, " set by environment to ");
+    if (!info || !set || set < info)
+        return;
+    char name[64], value[128];
+    const char *n = info + 10;
+    if (set - n <= 0 || (size_t)(set - n) >= sizeof(name) || strncmp(n, "NCCL_", 5) != 0)
+        return;
+    snprintf(name, sizeof(name), "%.*s", (int)(set - n), n);
+    if (sscanf(set + 23, "%127s", value) != 1)
+        return;
+    size_t l = strlen(value);
+    if (l > 1 && value[l - 1] == '.') /* some lines end in a full stop */
+        value[l - 1] = '\0';
+    cJSON_DeleteItemFromObject(env, name);
+    cJSON_AddStringToObject(env, name, value);
+}
+
 cJSON *dl_ncclog_parse(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return NULL;
     cJSON *o = cJSON_CreateObject(), *tr = cJSON_AddObjectToObject(o, "transports");
+    cJSON *env = cJSON_AddObjectToObject(o, "env_applied");
     char line[1024];
     int gdr_any = 0, channels = 0;
     while (fgets(line, sizeof(line), f)) {
         const char *via = strstr(line, " via ");
         const char *ver = strstr(line, "NCCL version ");
-        if (via && strstr(line, "Channel")) {
+        const char *net = strstr(line, "NCCL INFO Using network ");
+        const char *init = strstr(line, "Init timings - ncclCommInitRankConfig:");
+        const char *total = init ? strstr(init, " total ") : NULL;
+        double secs;
+        if (strstr(line, " set by environment to ")) {
+            env_applied(env, line);
+        } else if (net) {
+            char name[64];
+            if (sscanf(net + 24, "%63s", name) == 1)
+                cJSON_AddStringToObject(o, "network", name);
+        } else if (total && sscanf(total + 7, "%lf", &secs) == 1) {
+            cJSON_AddNumberToObject(o, "init_s", secs);
+        } else if (via && strstr(line, "Channel")) {
             char cls[64];
             int gdr;
             transport_class(via + 5, cls, sizeof(cls), &gdr);
@@ -73,12 +107,24 @@ static int seen(const cJSON *tr, const char *prefix)
     return 0;
 }
 
-/* What the profile's environment forbids must be absent; the transport its
- * intent names must be present. Returns NULL when consistent (or when there
- * were no channels to judge), else a message in buf. */
+/* A setting NCCL reports taking must have the profile's value; what the
+ * profile's environment forbids must be absent; the transport its intent
+ * names must be present. Returns NULL when consistent (the transports are
+ * not judged without channels), else a message in buf. */
 const char *dl_ncclog_contradiction(const cJSON *observed, const cJSON *env, const char *intent,
                                     char *buf, size_t len)
 {
+    /* A setting NCCL says it took with another value than the profile's. */
+    const cJSON *applied = cJSON_GetObjectItem(observed, "env_applied"), *e;
+    cJSON_ArrayForEach(e, env)
+    {
+        const cJSON *got = cJSON_GetObjectItem(applied, e->string);
+        if (cJSON_IsString(e) && cJSON_IsString(got) && strcmp(got->valuestring, e->valuestring)) {
+            snprintf(buf, len, "%s=%s in the profile but NCCL took %s", e->string, e->valuestring,
+                     got->valuestring);
+            return buf;
+        }
+    }
     const cJSON *tr = cJSON_GetObjectItem(observed, "transports");
     const cJSON *ch = cJSON_GetObjectItem(observed, "channels");
     if (!tr || !cJSON_IsNumber(ch) || ch->valuedouble == 0)

@@ -31,11 +31,15 @@ int dl_sys_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
 cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames);
 
 /* A worker's NCCL debug file: {"transports": {"P2P": n, "SHM": n,
- * "NET/IB": n, ...}, "channels": n, "gdr": bool, "nccl_version": "..."}.
- * NULL when the file cannot be read. */
+ * "NET/IB": n, ...}, "channels": n, "gdr": bool, "nccl_version": "...",
+ * "env_applied": {NCCL_X: value NCCL says it took from the environment},
+ * "network": "IB" | "Socket" | ..., "init_s": communicator start as NCCL
+ * timed it}; the last three where the log has them. NULL when the file
+ * cannot be read. */
 cJSON *dl_ncclog_parse(const char *path);
-/* NULL when what NCCL did agrees with the profile's env and intended
- * transport ("P2P", "SHM", "NET", "NET/IB", "NET/Socket"; NULL: none). */
+/* NULL when what NCCL did agrees with the profile's env (the values NCCL
+ * reports taking, the transports it forbids) and intended transport ("P2P",
+ * "SHM", "NET", "NET/IB", "NET/Socket"; NULL: none). */
 const char *dl_ncclog_contradiction(const cJSON *observed, const cJSON *env, const char *intent,
                                     char *buf, size_t len);
 

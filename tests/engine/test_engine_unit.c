@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "engine/spawn.h"
+#include "sys/sys.h"
 
 static void frames_round_trip(void **state)
 {
@@ -191,6 +192,33 @@ static void last_error_is_the_error(void **state)
     unlink(path);
 }
 
+/* A real worker's NCCL log (one H200, profile p2p-off; the 64 identical
+ * one-rank ring lines left out): what NCCL said it did. */
+static void ncclog_reads_a_real_log(void **state)
+{
+    (void)state;
+    cJSON *o = dl_ncclog_parse(DL_TEST_DATA "/h200-p2p-off.nccl.log");
+    assert_non_null(o);
+    assert_string_equal(cJSON_GetObjectItem(o, "nccl_version")->valuestring, "2.28.3+cuda13.0");
+    assert_string_equal(cJSON_GetObjectItem(o, "network")->valuestring, "Socket");
+    cJSON *env = cJSON_GetObjectItem(o, "env_applied");
+    assert_string_equal(cJSON_GetObjectItem(env, "NCCL_P2P_DISABLE")->valuestring, "1");
+    assert_string_equal(cJSON_GetObjectItem(env, "NCCL_NVLS_ENABLE")->valuestring, "0");
+    assert_int_equal(cJSON_GetArraySize(env), 2);
+    assert_true(cJSON_GetObjectItem(o, "init_s")->valuedouble == 0.40);
+    assert_int_equal(cJSON_GetObjectItem(o, "channels")->valueint, 0); /* one rank: no links */
+    /* The profile's own value agrees; another one is named. */
+    char buf[200];
+    cJSON *want = cJSON_Parse("{\"NCCL_P2P_DISABLE\": \"1\", \"NCCL_ALGO\": \"Ring\"}");
+    assert_null(dl_ncclog_contradiction(o, want, NULL, buf, sizeof(buf)));
+    cJSON_ReplaceItemInObject(want, "NCCL_P2P_DISABLE", cJSON_CreateString("0"));
+    assert_non_null(dl_ncclog_contradiction(o, want, NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "NCCL_P2P_DISABLE=0 in the profile but NCCL took 1");
+    cJSON_Delete(want);
+    cJSON_Delete(o);
+    assert_null(dl_ncclog_parse(DL_TEST_DATA "/no-such.log"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +228,7 @@ int main(void)
         cmocka_unit_test(profile_refusals),
         cmocka_unit_test(wrapper_keeps_supports),
         cmocka_unit_test(last_error_is_the_error),
+        cmocka_unit_test(ncclog_reads_a_real_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,5 +9,6 @@ endforeach()
 
 add_executable(engine_unit ${CMAKE_CURRENT_LIST_DIR}/test_engine_unit.c)
 target_link_libraries(engine_unit PRIVATE dlcore PkgConfig::CMOCKA)
+target_compile_definitions(engine_unit PRIVATE DL_TEST_DATA="${CMAKE_CURRENT_LIST_DIR}/data")
 add_test(NAME engine_unit COMMAND engine_unit)
 set_tests_properties(engine_unit PROPERTIES LABELS unit TIMEOUT 60)
