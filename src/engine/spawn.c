@@ -189,7 +189,7 @@ void dl_worker_describe_exit(const dl_worker_t *w, char *buf, size_t len)
         snprintf(buf, len, "exited with code %d", WEXITSTATUS(w->wstatus));
 }
 
-void dl_worker_last_error(const char *log, char *buf, size_t len)
+void dl_worker_last_error(const char *log, int errors_only, char *buf, size_t len)
 {
     char *text = NULL;
     size_t n = 0;
@@ -205,7 +205,7 @@ void dl_worker_last_error(const char *log, char *buf, size_t len)
             if (strncmp(p + 8, "error: ", 7) == 0)
                 last_err = p;
         }
-    if (last_err)
+    if (last_err || errors_only)
         last = last_err;
     if (last) {
         last += 8;

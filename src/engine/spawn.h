@@ -21,8 +21,8 @@ void dl_worker_end(dl_worker_t *w, double grace_s);
 /* Reaps a worker that said DONE; DL_ERR_TIMEOUT if it does not exit in grace_s. */
 dl_status_t dl_worker_wait_exit(dl_worker_t *w, double grace_s);
 void dl_worker_describe_exit(const dl_worker_t *w, char *buf, size_t len);
-/* The worker's last "dlcomm: error: ..." line (the prefix dropped), else its
- * last "dlcomm: ..." line ("" if none). */
-void dl_worker_last_error(const char *log, char *buf, size_t len);
+/* The worker's last "dlcomm: error: ..." line (the prefix dropped), else
+ * (unless errors_only) its last "dlcomm: ..." line; "" if none. */
+void dl_worker_last_error(const char *log, int errors_only, char *buf, size_t len);
 
 #endif

@@ -127,6 +127,17 @@ static dl_ev_t abort_grace(dl_prof_run_t *r, dl_msg_t *m)
     return EV_ABORT;
 }
 
+/* The backend's own deadline comes first, with room for its abort (NCCL's
+ * takes up to half a second) and for saying why before the supervisor's
+ * --timeout runs out: a tenth of it, at least 2 s, at most half. */
+static double backend_deadline(double timeout_s)
+{
+    double margin = timeout_s * 0.1 > 2 ? timeout_s * 0.1 : 2;
+    if (margin > timeout_s * 0.5)
+        margin = timeout_s * 0.5;
+    return timeout_s - margin;
+}
+
 static void send_config(dl_prof_run_t *r)
 {
     const dl_engine_cfg_t *c = &r->e->cfg;
@@ -145,7 +156,7 @@ static void send_config(dl_prof_run_t *r)
     w.check = p->mo.check;
     w.ci_target = p->mo.ci_target;
     w.budget_s = p->mo.budget_s;
-    w.deadline_s = c->timeout_s * 0.9; /* the backend's own abort comes first */
+    w.deadline_s = backend_deadline(c->timeout_s);
     w.rank = c->rank;
     w.nranks = c->nranks;
     w.local_rank = c->local_rank;
@@ -220,7 +231,7 @@ static void on_error_msg(dl_prof_run_t *r, const dl_msg_t *m)
      * communicator) hung as surely as one the supervisor had to kill. */
     dl_rank_kind_t k = !own ? DL_RK_ERROR_PEER : st == DL_ERR_TIMEOUT ? DL_RK_TIMEOUT : DL_RK_ERROR;
     char last[200];
-    dl_worker_last_error(r->w.log, last, sizeof(last));
+    dl_worker_last_error(r->w.log, 0, last, sizeof(last));
     /* The worker's own words, less the "rank N: " the record already has. */
     const char *said = last;
     if (strncmp(said, "rank ", 5) == 0 && strstr(said, ": "))
@@ -240,10 +251,15 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
     case EV_EOF:
         dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker died");
         return 1;
-    case EV_TIMEOUT:
+    case EV_TIMEOUT: {
+        /* It may have said why in its log while still aborting. */
+        char last[200];
+        dl_worker_last_error(r->w.log, 1, last, sizeof(last));
         dl_outcome_set(r, DL_RK_TIMEOUT, DL_ERR_TIMEOUT,
-                       "the worker sent nothing for %.0f s (hung)", t);
+                       "the worker sent nothing for %.0f s (hung)%s%s", t,
+                       last[0] ? "; its last words: " : "", last);
         return 1;
+    }
     case EV_ABORT: {
         dl_msg_t own;
         if (abort_grace(r, &own) == EV_MSG) {
@@ -312,7 +328,7 @@ static void end_worker(dl_prof_run_t *r)
     if (r->me.kind == DL_RK_CRASHED) {
         char how[128], last[100];
         dl_worker_describe_exit(&r->w, how, sizeof(how));
-        dl_worker_last_error(r->w.log, last, sizeof(last));
+        dl_worker_last_error(r->w.log, 0, last, sizeof(last));
         dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker %s%s%s", how,
                        last[0] ? "; its last words: " : "", last);
     }

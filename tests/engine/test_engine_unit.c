@@ -180,15 +180,19 @@ static void last_error_is_the_error(void **state)
                       "dlcomm: rank 0: teardown: communicator 0.3 s\n";
     assert_int_equal(write(fd, log, strlen(log)), (ssize_t)strlen(log));
     close(fd);
-    dl_worker_last_error(path, buf, sizeof(buf));
+    dl_worker_last_error(path, 0, buf, sizeof(buf));
+    assert_string_equal(buf, "rank 0: allreduce did not finish within 7 s");
+    dl_worker_last_error(path, 1, buf, sizeof(buf));
     assert_string_equal(buf, "rank 0: allreduce did not finish within 7 s");
     /* No error line: the last line. */
     fd = open(path, O_WRONLY | O_TRUNC);
     const char *quiet = "dlcomm: worker rank 0/1\ndlcomm: warning: slow\n";
     assert_int_equal(write(fd, quiet, strlen(quiet)), (ssize_t)strlen(quiet));
     close(fd);
-    dl_worker_last_error(path, buf, sizeof(buf));
+    dl_worker_last_error(path, 0, buf, sizeof(buf));
     assert_string_equal(buf, "warning: slow");
+    dl_worker_last_error(path, 1, buf, sizeof(buf)); /* a hang's report wants an error */
+    assert_string_equal(buf, "");
     unlink(path);
 }
 
