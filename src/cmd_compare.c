@@ -50,15 +50,11 @@ int cmd_compare(int argc, char **argv)
 {
     compare_opts_t o = {0};
     char *pos[2];
-    int npos = 0, help = 0;
-    dl_status_t st = dl_opts_parse(compare_opts, DL_ARRAY_SIZE(compare_opts), &o, argc - 1,
-                                   argv + 1, pos, 2, &npos, &help);
-    if (help) {
-        dl_opts_help(stdout, usage, compare_opts, DL_ARRAY_SIZE(compare_opts));
-        return 0;
-    }
-    if (st != DL_OK)
-        return 2;
+    int npos = 0;
+    int code = dl_opts_command(compare_opts, DL_ARRAY_SIZE(compare_opts), &o, argc - 1, argv + 1,
+                               pos, 2, &npos, usage);
+    if (code >= 0)
+        return code;
     dl_cmp_opts_t co = {.threshold = o.threshold / 100.0, .min_size = o.min_size};
     if (strcmp(o.metric, "busbw") == 0)
         co.metric = DL_M_BUSBW;
@@ -85,7 +81,7 @@ int cmd_compare(int argc, char **argv)
         return 2;
     }
     dl_cmp_t c;
-    int code = 3;
+    code = 3;
     if (dl_an_compare(&b, &n, &co, &c) != DL_OK)
         goto out;
     code = 2;

@@ -32,15 +32,11 @@ int cmd_plot(int argc, char **argv)
 {
     plot_opts_t o = {0};
     char *pos[MAX_RUNS];
-    int npos = 0, help = 0;
-    dl_status_t st = dl_opts_parse(plot_opts, DL_ARRAY_SIZE(plot_opts), &o, argc - 1, argv + 1,
-                                   pos, MAX_RUNS, &npos, &help);
-    if (help) {
-        dl_opts_help(stdout, usage, plot_opts, DL_ARRAY_SIZE(plot_opts));
-        return 0;
-    }
-    if (st != DL_OK)
-        return 2;
+    int npos = 0;
+    int code = dl_opts_command(plot_opts, DL_ARRAY_SIZE(plot_opts), &o, argc - 1, argv + 1,
+                               pos, MAX_RUNS, &npos, usage);
+    if (code >= 0)
+        return code;
     if (strcmp(o.format, "png") && strcmp(o.format, "svg")) {
         dl_err("--format must be png or svg, not '%s'", o.format);
         return 2;
@@ -65,6 +61,7 @@ int cmd_plot(int argc, char **argv)
     }
     dl_run_t runs[MAX_RUNS];
     dl_run_t *pr[MAX_RUNS];
+    dl_status_t st = DL_OK;
     int loaded = 0;
     for (; loaded < npos; loaded++) {
         if ((st = dl_an_load(pos[loaded], &runs[loaded])) != DL_OK)

@@ -33,15 +33,11 @@ int cmd_report(int argc, char **argv)
 {
     report_opts_t o = {0};
     char *pos[1];
-    int npos = 0, help = 0;
-    dl_status_t st = dl_opts_parse(report_opts, DL_ARRAY_SIZE(report_opts), &o, argc - 1,
-                                   argv + 1, pos, 1, &npos, &help);
-    if (help) {
-        dl_opts_help(stdout, usage, report_opts, DL_ARRAY_SIZE(report_opts));
-        return 0;
-    }
-    if (st != DL_OK)
-        return 2;
+    int npos = 0;
+    int code = dl_opts_command(report_opts, DL_ARRAY_SIZE(report_opts), &o, argc - 1, argv + 1,
+                               pos, 1, &npos, usage);
+    if (code >= 0)
+        return code;
     if (npos != 1) {
         dl_err("report needs one run (see --help)");
         return 2;
@@ -57,6 +53,7 @@ int cmd_report(int argc, char **argv)
         }
         have_base = 1;
     }
+    dl_status_t st = DL_OK;
     if (o.prometheus)
         st = dl_an_prometheus(o.prometheus, &r);
     if (st == DL_OK)

@@ -104,15 +104,12 @@ static void print_host(const cJSON *h)
 int cmd_topo(int argc, char **argv)
 {
     topo_opts_t o = {0};
-    int help = 0;
-    if (dl_opts_parse(topo_opts, DL_ARRAY_SIZE(topo_opts), &o, argc - 1, argv + 1, NULL, 0, NULL,
-                      &help) != DL_OK)
-        return 2;
-    if (help) {
-        dl_opts_help(stdout, usage, topo_opts, DL_ARRAY_SIZE(topo_opts));
-        return 0;
-    }
-    int provided, rank, code = 0;
+    int code = dl_opts_command(topo_opts, DL_ARRAY_SIZE(topo_opts), &o, argc - 1, argv + 1, NULL,
+                               0, NULL, usage);
+    if (code >= 0)
+        return code;
+    int provided, rank;
+    code = 0;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal
      * locking on, which slows the small collectives measured here. */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);

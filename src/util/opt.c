@@ -186,3 +186,15 @@ void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *
         }
     }
 }
+
+int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, char **argv,
+                    char **pos, int maxpos, int *npos, const char *usage)
+{
+    int help = 0;
+    dl_status_t st = dl_opts_parse(opts, nopts, target, argc, argv, pos, maxpos, npos, &help);
+    if (help) {
+        dl_opts_help(stdout, usage, opts, nopts);
+        return 0;
+    }
+    return st == DL_OK ? -1 : 2;
+}

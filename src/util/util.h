@@ -111,6 +111,10 @@ typedef struct dl_opt {
 dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int argc,
                           char **argv, char **pos, int maxpos, int *npos, int *want_help);
 void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts);
+/* A command's parse: -1 to go on, else its exit code (0 after printing the
+ * help for -h, 2 on bad input, the line already written). */
+int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, char **argv,
+                    char **pos, int maxpos, int *npos, const char *usage);
 /* Adds each option's effective value to a cJSON object (cJSON *). */
 void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj);
 
