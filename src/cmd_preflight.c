@@ -23,8 +23,6 @@ static const char *fraction(const void *f)
     double v = *(const double *)f;
     return v > 0 && v <= 1 ? NULL : "must be in (0, 1], e.g. 0.9 for 90%";
 }
-static const char *positive(const void *f) { return *(const double *)f > 0 ? NULL : "must be > 0"; }
-static const char *nonneg_long(const void *f) { return *(const long *)f >= 0 ? NULL : "must be >= 0"; }
 
 #define O(f) offsetof(pf_cli_t, f)
 static const dl_opt_t pf_opts[] = {
@@ -42,22 +40,22 @@ static const dl_opt_t pf_opts[] = {
      "pass at >= FRAC of the baseline; outliers are below FRAC of the median", O(min_fraction),
      fraction},
     {"outlier-mads", 0, DL_OPT_DOUBLE, "2.5", "K", "an outlier is also K MADs below the median",
-     O(mad_k), positive},
+     O(mad_k), dl_opt_positive},
     {"pairs", 0, DL_OPT_STR, "auto", "MODE", "all, ring, none, or auto (all up to 16 hosts)",
      O(pairs), NULL},
     {"scopes", 0, DL_OPT_STR, "all", "LIST", "node,rail,pair or all", O(scopes), NULL},
-    {"budget", 0, DL_OPT_DOUBLE, "0.3", "SEC", "timing budget of one figure", O(budget), positive},
+    {"budget", 0, DL_OPT_DOUBLE, "0.3", "SEC", "timing budget of one figure", O(budget), dl_opt_positive},
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations per figure (0: budget)", O(iters),
-     nonneg_long},
+     dl_opt_nonneg_long},
     {"quick", 0, DL_OPT_FLAG, "0", NULL, "one bandwidth size, budget 0.1 s: about 60 s on 8 nodes",
      O(quick), NULL},
     {"gpu", 0, DL_OPT_FLAG, "1", NULL, "GPU health through NVML when present", O(gpu), NULL},
     {"max-temp", 0, DL_OPT_DOUBLE, "85", "C", "GPU temperature above this warns", O(max_temp),
-     positive},
+     dl_opt_positive},
     {"backend", 0, DL_OPT_STR, "mpi", "NAME", "mpi: collectives over host buffers (NCCL over GPUs: dlcomm sweep)",
      O(backend), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "120", "SEC", "a step making no progress this long: exit 3",
-     O(timeout), positive},
+     O(timeout), dl_opt_positive},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "write every check, scope, suspect and the verdict",
      O(json), NULL},
 };

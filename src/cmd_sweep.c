@@ -27,8 +27,6 @@ typedef struct {
     const char *prometheus; /* node_exporter textfile at the end */
 } sweep_opts_t;
 
-static const char *positive(const void *f) { return *(const double *)f > 0 ? NULL : "must be > 0"; }
-static const char *nonneg_long(const void *f) { return *(const long *)f >= 0 ? NULL : "must be >= 0"; }
 static const char *pos_long(const void *f) { return *(const long *)f > 0 ? NULL : "must be > 0"; }
 static const char *fraction(const void *f)
 {
@@ -48,14 +46,14 @@ static const dl_opt_t sweep_opts[] = {
      "float32,float16,bfloat16,float64,int32,int8 (nccl: also uint8,int64,uint32,uint64,fp8e4m3,fp8e5m2) or all",
      O(dtypes), NULL},
     {"op", 'o', DL_OPT_STR, "sum", "LIST", "sum,prod,min,max,avg or all", O(ops), NULL},
-    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast and reduce", O(root), nonneg_long},
+    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast and reduce", O(root), dl_opt_nonneg_long},
     {"placement", 0, DL_OPT_STR, "both", "WHERE", "out (out-of-place), in (in-place) or both",
      O(placement), NULL},
-    {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), nonneg_long},
-    {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)", O(iters), nonneg_long},
+    {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), dl_opt_nonneg_long},
+    {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)", O(iters), dl_opt_nonneg_long},
     {"ci-target", 0, DL_OPT_DOUBLE, "0.02", "FRAC",
      "adaptive: stop when the 95% CI half-width is within FRAC of the mean", O(ci_target), fraction},
-    {"budget", 0, DL_OPT_DOUBLE, "0.1", "SEC", "adaptive: timing budget per size", O(budget), positive},
+    {"budget", 0, DL_OPT_DOUBLE, "0.1", "SEC", "adaptive: timing budget per size", O(budget), dl_opt_positive},
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
     {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
     {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
@@ -67,13 +65,13 @@ static const dl_opt_t sweep_opts[] = {
     {"system", 0, DL_OPT_STR, NULL, "FILE", "sim: system description, name or path (default h200-sxm-8)",
      O(system), NULL},
     {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(sim_nodes),
-     nonneg_long},
+     dl_opt_nonneg_long},
     {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
-     O(graph_iters), nonneg_long},
+     O(graph_iters), dl_opt_nonneg_long},
     {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)", O(out), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC",
      "no progress for SEC: a worker's profile is ended and reported (mpi: the job is aborted)",
-     O(timeout), positive},
+     O(timeout), dl_opt_positive},
     {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout", O(quiet), NULL},
     {"plot", 0, DL_OPT_FLAG, "0", NULL, "plot busbw and time per collective into the run folder (gnuplot)",
      O(plot), NULL},

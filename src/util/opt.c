@@ -198,3 +198,13 @@ int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, 
     }
     return st == DL_OK ? -1 : 2;
 }
+
+const char *dl_opt_positive(const void *field)
+{
+    return *(const double *)field > 0 ? NULL : "must be > 0";
+}
+
+const char *dl_opt_nonneg_long(const void *field)
+{
+    return *(const long *)field >= 0 ? NULL : "must be >= 0";
+}

@@ -104,6 +104,10 @@ typedef struct dl_opt {
     const char *(*validate)(const void *field);
 } dl_opt_t;
 
+/* Validators shared by the option tables: a DOUBLE field > 0, a LONG >= 0. */
+const char *dl_opt_positive(const void *field);
+const char *dl_opt_nonneg_long(const void *field);
+
 /* Fields by kind: FLAG int, STR char* (points into argv or def), INT long,
  * DOUBLE double, SIZE uint64_t. Defaults are applied first. Positional
  * arguments are collected into pos (up to maxpos). Unknown flags, missing
