@@ -79,8 +79,9 @@ typedef struct {
  * pointers never travel (collectives go by id). */
 typedef struct {
     uint32_t colls, dtypes, ops, places;
-    int32_t root, warmup, iters, min_iters, max_iters, check;
-    double ci_target, budget_s, deadline_s;
+    int32_t root;
+    dl_measure_opts_t mo; /* the plan's, as the supervisor has them */
+    double deadline_s;
     int32_t rank, nranks, local_rank, local_size, sim_nodes, graph_iters;
     char backend[32], profile[64], system_path[1024], run_dir[1024];
     uint32_t nsizes; /* followed by nsizes uint64 sizes */

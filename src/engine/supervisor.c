@@ -149,13 +149,7 @@ static void send_config(dl_prof_run_t *r)
     w.ops = p->ops;
     w.places = p->places;
     w.root = p->root;
-    w.warmup = p->mo.warmup;
-    w.iters = p->mo.iters;
-    w.min_iters = p->mo.min_iters;
-    w.max_iters = p->mo.max_iters;
-    w.check = p->mo.check;
-    w.ci_target = p->mo.ci_target;
-    w.budget_s = p->mo.budget_s;
+    w.mo = p->mo;
     w.deadline_s = backend_deadline(c->timeout_s);
     w.rank = c->rank;
     w.nranks = c->nranks;

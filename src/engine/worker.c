@@ -183,10 +183,7 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
     st = dl_engine_inject_wrap(&iw, be, ctx, c->rank, c->profile);
     dl_plan_t plan = {.colls = c->colls, .dtypes = c->dtypes, .ops = c->ops, .places = c->places,
                       .sizes = sizes, .nsizes = c->nsizes, .root = c->root,
-                      .mo = {.warmup = c->warmup, .iters = c->iters, .ci_target = c->ci_target,
-                             .budget_s = c->budget_s, .min_iters = c->min_iters,
-                             .max_iters = c->max_iters, .check = c->check,
-                             .unit_calls = c->graph_iters > 0 ? c->graph_iters : 1}};
+                      .mo = c->mo};
     dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
                     .arg = w, .rank = c->rank, .nranks = c->nranks};
     if (st == DL_OK)
