@@ -418,11 +418,9 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
         st = launch_unit(m, c);
         if (st == DL_OK && times)
             CUDA_TRY(cudaEventRecord(m->ev[i + 1], m->stream));
-        if (i == 0 && times)
+        if (i == 0) /* queued (or failed): the spin ends */
             __atomic_store_n(m->h_go, 1, __ATOMIC_RELEASE);
     }
-    if (times) /* also when the first call failed: the spin must end */
-        __atomic_store_n(m->h_go, 1, __ATOMIC_RELEASE);
     if (!times)
         CUDA_TRY(cudaEventRecord(m->ev[iters], m->stream));
     if (st == DL_OK)
