@@ -26,19 +26,24 @@ static void count(cJSON *obj, const char *key)
         cJSON_AddNumberToObject(obj, key, 1);
 }
 
+/* Just past marker in s, or NULL. */
+static const char *after(const char *s, const char *marker)
+{
+    const char *p = s ? strstr(s, marker) : NULL;
+    return p ? p + strlen(marker) : NULL;
+}
+
 /* "NCCL INFO NCCL_P2P_DISABLE set by environment to 1" -> env["NCCL_P2P_DISABLE"] = "1":
  * the settings NCCL says it took from the environment. */
 static void env_applied(cJSON *env, const char *line)
 {
-    const char *info = strstr(line, "NCCL INFO "), *set = strstr(line, " set by environment to ");
-    if (!info || !set || set < info)
-        return;
+    static const char set_by[] = " set by environment to ";
+    const char *n = after(line, "NCCL INFO "), *set = strstr(line, set_by);
     char name[64], value[128];
-    const char *n = info + 10;
-    if (set - n <= 0 || (size_t)(set - n) >= sizeof(name) || strncmp(n, "NCCL_", 5) != 0)
+    if (!n || !set || set <= n || (size_t)(set - n) >= sizeof(name) || strncmp(n, "NCCL_", 5))
         return;
     snprintf(name, sizeof(name), "%.*s", (int)(set - n), n);
-    if (sscanf(set + 23, "%127s", value) != 1)
+    if (sscanf(set + strlen(set_by), "%127s", value) != 1)
         return;
     size_t l = strlen(value);
     if (l > 1 && value[l - 1] == '.') /* some lines end in a full stop */
@@ -54,34 +59,30 @@ cJSON *dl_ncclog_parse(const char *path)
         return NULL;
     cJSON *o = cJSON_CreateObject(), *tr = cJSON_AddObjectToObject(o, "transports");
     cJSON *env = cJSON_AddObjectToObject(o, "env_applied");
-    char line[1024];
+    char line[1024], word[64];
     int gdr_any = 0, channels = 0;
     while (fgets(line, sizeof(line), f)) {
-        const char *via = strstr(line, " via ");
-        const char *ver = strstr(line, "NCCL version ");
-        const char *net = strstr(line, "NCCL INFO Using network ");
-        const char *init = strstr(line, "Init timings - ncclCommInitRankConfig:");
-        const char *total = init ? strstr(init, " total ") : NULL;
+        const char *via = after(line, " via ");
+        const char *ver = after(line, "NCCL version ");
+        const char *net = after(line, "NCCL INFO Using network ");
+        const char *total = after(after(line, "Init timings - ncclCommInitRankConfig:"), " total ");
         double secs;
         if (strstr(line, " set by environment to ")) {
             env_applied(env, line);
         } else if (net) {
-            char name[64];
-            if (sscanf(net + 24, "%63s", name) == 1)
-                cJSON_AddStringToObject(o, "network", name);
-        } else if (total && sscanf(total + 7, "%lf", &secs) == 1) {
+            if (sscanf(net, "%63s", word) == 1)
+                cJSON_AddStringToObject(o, "network", word);
+        } else if (total && sscanf(total, "%lf", &secs) == 1) {
             cJSON_AddNumberToObject(o, "init_s", secs);
         } else if (via && strstr(line, "Channel")) {
-            char cls[64];
             int gdr;
-            transport_class(via + 5, cls, sizeof(cls), &gdr);
-            count(tr, cls);
+            transport_class(via, word, sizeof(word), &gdr);
+            count(tr, word);
             gdr_any |= gdr;
             channels++;
         } else if (ver && !cJSON_GetObjectItem(o, "nccl_version")) {
-            char v[64];
-            if (sscanf(ver + 13, "%63s", v) == 1)
-                cJSON_AddStringToObject(o, "nccl_version", v);
+            if (sscanf(ver, "%63s", word) == 1)
+                cJSON_AddStringToObject(o, "nccl_version", word);
         }
     }
     fclose(f);
