@@ -60,6 +60,11 @@ dl_bad_input(validator "--ci-target: must be between 0 and 1" --ci-target 5)
 dl_bad_input(root_ge_ranks "--root 2: there are only 2 ranks" -r 2 -c broadcast)
 dl_bad_input(graph_mpi "-G .CUDA graphs. needs the nccl backend.*runs on mpi"
   --backend mpi -G 10)
+# Where no GPU is visible (CI): nccl says so, or that it is not built in.
+if(NOT EXISTS /dev/nvidiactl)
+  dl_bad_input(nccl_no_gpu "--backend nccl: (not available here: no CUDA GPU|unknown or not built)"
+    --backend nccl)
+endif()
 dl_bad_input(placement "--placement must be out, in or both, not 'bogus'" --placement bogus)
 dl_bad_input(out_unwritable "--out .*cannot create or write"
   --out ${CMAKE_CURRENT_LIST_FILE}/run)
