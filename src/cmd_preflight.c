@@ -151,6 +151,8 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
     o->gpu_checks = a->gpu;
     o->max_temp_c = a->max_temp;
     o->json_path = a->json;
+    if (dl_inject_parse(getenv("DLCOMM_INJECT"), &o->inject) != DL_OK)
+        return DL_ERR_USAGE;
     double budget = a->quick && a->budget > 0.1 ? 0.1 : a->budget;
     o->mo = (dl_measure_opts_t){.warmup = 1, .iters = (int)a->iters, .ci_target = 0.02,
                                 .budget_s = budget, .min_iters = 3, .max_iters = 1000,

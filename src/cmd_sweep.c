@@ -18,10 +18,10 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles, *system;
+    const char *profiles;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
-    long root, warmup, iters, min_iters, max_iters, sim_nodes, graph_iters;
+    long root, warmup, iters, min_iters, max_iters;
     int check, quiet;
     int plot;               /* charts into the run folder at the end */
     const char *prometheus; /* node_exporter textfile at the end */
@@ -62,12 +62,6 @@ static const dl_opt_t sweep_opts[] = {
     {"profiles", 'p', DL_OPT_STR, NULL, "LIST",
      "profiles (names or .json paths; default: default), each in fresh worker processes (nccl, sim)",
      O(profiles), NULL},
-    {"system", 0, DL_OPT_STR, NULL, "FILE", "sim: system description, name or path (default h200-sxm-8)",
-     O(system), NULL},
-    {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(sim_nodes),
-     dl_opt_nonneg_long},
-    {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
-     O(graph_iters), dl_opt_nonneg_long},
     {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)", O(out), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC",
      "no progress for SEC: a worker's profile is ended and reported (mpi: the job is aborted)",
@@ -86,7 +80,68 @@ static const char usage[] =
     "95% confidence interval is within --ci-target of the mean, or -n N fixed), checks\n"
     "every result, prints a table per collective and writes run.json and run.csv.\n"
     "Sizes a collective cannot divide are rounded down to a whole number of elements\n"
-    "per rank, never below one; each row keeps bytes_requested and the bytes used.";
+    "per rank, never below one; each row keeps bytes_requested and the bytes used.\n"
+    "Options named for a backend (sim:, nccl:) are that backend's own.";
+
+/* The command's options and every backend's, parsed as one command line:
+ * the sweep's struct first, then backend k's at offset[k]. */
+typedef struct {
+    dl_optset_t set;
+    sweep_opts_t *o;
+} sweep_cli_t;
+
+static dl_status_t cli_init(sweep_cli_t *c)
+{
+    const dl_opt_t *extra[8];
+    size_t n[8], size[8], k;
+    for (k = 0; k < dl_backend_count && k < 8; k++) {
+        extra[k] = dl_backends[k]->opts;
+        n[k] = dl_backends[k]->nopts;
+        size[k] = dl_backends[k]->opts_size;
+    }
+    dl_status_t st = dl_optset_init(&c->set, sweep_opts, DL_ARRAY_SIZE(sweep_opts),
+                                    sizeof(sweep_opts_t), extra, n, size, k);
+    c->o = c->set.target;
+    return st;
+}
+
+static void *backend_opts(const sweep_cli_t *c, const dl_backend_ops_t *be)
+{
+    for (size_t k = 0; k < dl_backend_count; k++)
+        if (dl_backends[k] == be)
+            return (char *)c->set.target + c->set.offset[k];
+    return NULL;
+}
+
+/* An option of another backend than the one running is a mistake: said,
+ * not ignored. Given = differs from its default. */
+static dl_status_t foreign_opts(const sweep_cli_t *c, const dl_backend_ops_t *be, int say)
+{
+    for (size_t k = 0; k < dl_backend_count; k++) {
+        const dl_backend_ops_t *b = dl_backends[k];
+        if (b == be || !b->opts_size)
+            continue;
+        void *def = calloc(1, b->opts_size);
+        int help = 0;
+        const char *given = NULL;
+        if (def && dl_opts_parse(b->opts, b->nopts, def, 0, NULL, NULL, 0, NULL, &help) == DL_OK)
+            for (size_t i = 0; i < b->nopts && !given; i++) {
+                const dl_opt_t *o = &b->opts[i];
+                size_t w = o->kind == DL_OPT_FLAG ? sizeof(int) : o->kind == DL_OPT_STR
+                           ? sizeof(char *) : o->kind == DL_OPT_INT ? sizeof(long) : 8;
+                if (memcmp((char *)backend_opts(c, b) + o->offset, (char *)def + o->offset, w))
+                    given = o->longname;
+            }
+        free(def);
+        if (given) {
+            if (say)
+                dl_err("--%s is an option of the %s backend; this sweep runs on %s", given,
+                       b->name, be->name);
+            return DL_ERR_USAGE;
+        }
+    }
+    return DL_OK;
+}
 
 /* What the option text becomes, validated. */
 typedef struct {
@@ -153,8 +208,7 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     p->mo = (dl_measure_opts_t){.warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
-                                .check = o->check,
-                                .unit_calls = o->graph_iters > 0 ? (int)o->graph_iters : 1};
+                                .check = o->check};
     return DL_OK;
 }
 
@@ -225,7 +279,7 @@ static dl_status_t on_result(void *arg, dl_result_t *r)
         s->cur = r->c.coll;
         dl_progress_end();
         if (!s->quiet)
-            dl_table_header(stdout, s->cur, s->profile_name, s->nranks);
+            dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks);
     }
     dl_run_add_result(s->profile, r);
     dl_progress_end();
@@ -259,33 +313,7 @@ static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, si
     return (dl_status_t)st;
 }
 
-static const dl_backend_ops_t *pick_backend(const char *name, int rank)
-{
-    char why[256] = "";
-    if (strcmp(name, "auto") == 0) {
-        for (size_t i = 0; i < dl_backend_count; i++) {
-            if (dl_backends[i]->modelled)
-                continue;
-            if (dl_backends[i]->probe(why, sizeof(why)) == DL_OK)
-                return dl_backends[i];
-        }
-        return NULL;
-    }
-    const dl_backend_ops_t *be = dl_backend_find(name);
-    if (!be) {
-        if (rank == 0)
-            dl_err("--backend %s: unknown or not built into this dlcomm (see dlcomm version)", name);
-        return NULL;
-    }
-    if (be->probe(why, sizeof(why)) != DL_OK) {
-        if (rank == 0)
-            dl_err("--backend %s: not available here: %s", name, why);
-        return NULL;
-    }
-    return be;
-}
-
-static cJSON *run_header(const sweep_opts_t *o, int argc, char **argv, cJSON *fingerprint)
+static cJSON *run_header(const sweep_cli_t *cli, int argc, char **argv, cJSON *fingerprint)
 {
     char cmd[4096] = "dlcomm sweep";
     size_t n = strlen(cmd);
@@ -293,55 +321,46 @@ static cJSON *run_header(const sweep_opts_t *o, int argc, char **argv, cJSON *fi
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
     cJSON *run = dl_run_new(cmd);
     cJSON *opts = cJSON_AddObjectToObject(run, "options");
-    dl_opts_echo(sweep_opts, DL_ARRAY_SIZE(sweep_opts), o, opts);
+    dl_opts_echo(cli->set.opts, cli->set.n, cli->set.target, opts);
     cJSON_AddItemToObject(run, "fingerprint", fingerprint);
     cJSON_AddItemToObject(run, "environment", dl_env_allowlist());
     return run;
 }
 
-/* What a worker sweep needs beyond the options: the profiles and, for the
- * sim, its system description. Checked before any file is written. */
+/* What a worker sweep needs beyond the options: the profiles and what the
+ * backend's setup resolved (a model's system and size). Checked before any
+ * file is written. */
 typedef struct {
     dl_profile_t *profiles;
     int nprofiles;
-    char system[1024];
-    int sys_nodes, sys_gpus;
+    dl_backend_setup_t setup;
 } sweep_inputs_t;
 
-static dl_status_t load_inputs(const sweep_opts_t *o, const dl_backend_ops_t *be, int rank,
+static dl_status_t load_inputs(const sweep_cli_t *cli, const dl_backend_ops_t *be, int rank,
                                sweep_inputs_t *in)
 {
+    const sweep_opts_t *o = cli->o;
     memset(in, 0, sizeof(*in));
-    if (o->graph_iters > 0 && strcmp(be->name, "nccl") != 0) {
-        if (rank == 0)
-            dl_err("-G (CUDA graphs) needs the nccl backend; this sweep runs on %s", be->name);
-        return DL_ERR_USAGE;
-    }
-    if (strcmp(be->name, "mpi") == 0) {
+    dl_status_t st = foreign_opts(cli, be, rank == 0);
+    if (st != DL_OK)
+        return st;
+    if (!dl_backend_has(be, DL_CAP_WORKER)) {
         if (o->profiles && rank == 0)
             dl_err("-p needs a worker backend (--backend nccl or sim): MPI's own settings are "
-                   "fixed at launch, so the mpi backend runs one implicit profile");
+                   "fixed at launch, so the %s backend runs one implicit profile", be->name);
         return o->profiles ? DL_ERR_USAGE : DL_OK;
     }
     dl_log_set_mute(rank != 0); /* every rank finds the same mistake; rank 0 says it */
-    dl_status_t st = dl_profiles_load(o->profiles ? o->profiles : "default", &in->profiles,
-                                      &in->nprofiles);
-    if (st == DL_OK && strcmp(be->name, "sim") == 0) {
-        const char *name = o->system ? o->system : "h200-sxm-8";
-        if (dl_data_find("DLCOMM_SYSTEMS", "systems", name, in->system, sizeof(in->system))) {
-            dl_err("--system %s: no such file (names are looked up in topologies/systems)", name);
-            st = DL_ERR_INPUT;
-        } else {
-            st = dl_sim_system_check(in->system, &in->sys_nodes, &in->sys_gpus);
-        }
-    }
+    st = dl_profiles_load(o->profiles ? o->profiles : "default", &in->profiles, &in->nprofiles);
+    if (st == DL_OK && be->setup)
+        st = be->setup(backend_opts(cli, be), &in->setup);
     dl_log_set_mute(0);
     return st;
 }
 
 static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_ops_t *be)
 {
-    cJSON *pj = dl_run_add_profile(run, p->name, be->name, be->modelled);
+    cJSON *pj = dl_run_add_profile(run, p->name, be->name, dl_backend_has(be, DL_CAP_MODELLED));
     cJSON_AddStringToObject(pj, "description", p->description);
     cJSON_AddStringToObject(pj, "file", p->path);
     cJSON *env = cJSON_AddObjectToObject(pj, "env");
@@ -355,15 +374,21 @@ static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_o
     return pj;
 }
 
-/* The one implicit profile of the mpi backend: the supervisors measure. */
+/* The one implicit profile of a backend that runs in the supervisors (mpi):
+ * the same fault-injection wrapper as in a worker. */
 static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t *be,
-                                 sweep_out_t *out, double timeout)
+                                 const void *be_opts, const dl_inject_t *inj, sweep_out_t *out,
+                                 double timeout)
 {
     MPI_Comm world = MPI_COMM_WORLD;
     int local_rank = 0, local_size = 1;
     dl_sys_local_rank(world, &local_rank, &local_size);
+    dl_xcomm_t x;
+    dl_xcomm_mpi_init(&x, &world);
+    x.local_failure = on_local_failure;
     dl_backend_cfg_t cfg = {.rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
-                            .local_size = local_size, .comm = &world, .profile_name = "mpi"};
+                            .local_size = local_size, .opts = be_opts, .xc = &x,
+                            .profile_name = be->name, .deadline_s = timeout};
     void *ctx = NULL;
     dl_status_t st = be->init(&cfg, &ctx);
     g_timeout = timeout;
@@ -372,11 +397,10 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     pthread_create(&tid, NULL, deadline_thread, NULL);
     pthread_detach(tid);
 
-    dl_xcomm_t x;
-    dl_xcomm_mpi_init(&x, &world);
-    x.local_failure = on_local_failure;
+    dl_inject_wrap_t iw;
+    dl_inject_wrap(&iw, inj, be, ctx, out->rank, NULL);
     if (st == DL_OK)
-        st = dl_plan_run(&sp->plan, be, ctx, &x, on_result, out);
+        st = dl_plan_run(&sp->plan, &iw.ops, &iw, &x, on_result, out);
     atomic_store(&g_case_started, 0.0);
     atomic_store(&g_failed_at, 0.0); /* every rank agreed: the run ends normally */
     if (ctx)
@@ -388,17 +412,15 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
  * recorded and the next runs. *stop: interrupted, or the job cannot go on. */
 static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
                                const sweep_inputs_t *in, const dl_backend_ops_t *be,
-                               sweep_out_t *out, int *stop)
+                               const void *be_opts, const dl_inject_t *inj, sweep_out_t *out,
+                               int *stop)
 {
     MPI_Comm world = MPI_COMM_WORLD;
     int local_rank = 0, local_size = 1, nodes = 0;
     dl_sys_local_rank(world, &local_rank, &local_size);
     int first = local_rank == 0;
     MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, world);
-    int sim = strcmp(be->name, "sim") == 0;
-    int sim_nodes = o->sim_nodes > 0 ? (int)o->sim_nodes : in->sys_nodes;
-    dl_engine_cfg_t ec = {.plan = &sp->plan, .backend = be->name, .system_path = in->system,
-                          .sim_nodes = sim_nodes, .graph_iters = (int)o->graph_iters,
+    dl_engine_cfg_t ec = {.plan = &sp->plan, .be = be, .be_opts = be_opts, .inject = inj,
                           .timeout_s = o->timeout, .run_dir = out->outdir, .world = world,
                           .rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
                           .local_size = local_size, .nodes = nodes, .on_result = on_result,
@@ -408,13 +430,12 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     if (worst != DL_OK)
         return worst;
     dl_engine_signals_install();
-    if (sim) /* the model's rank count, not the processes carrying it */
-        out->nranks = sim_nodes * in->sys_gpus;
     for (int i = 0; i < in->nprofiles && !*stop; i++) {
         const dl_profile_t *p = &in->profiles[i];
         char why[160], label[128];
-        /* The sim models the system it is given: its node count decides. */
-        const char *skip = dl_profile_skip_reason(p, sim ? sim_nodes : nodes, why, sizeof(why));
+        /* A model's node count decides for a model (the system it is given). */
+        const char *skip = dl_profile_skip_reason(p, in->setup.nodes > 0 ? in->setup.nodes : nodes,
+                                                  why, sizeof(why));
         cJSON *pj = out->rank == 0 ? profile_json(out->run, p, be) : NULL;
         if (skip) {
             if (pj) {
@@ -423,7 +444,8 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
                 dl_info("profile %s skipped: %s", p->name, skip);
             }
         } else {
-            snprintf(label, sizeof(label), "%s%s", p->name, be->modelled ? " (modelled)" : "");
+            snprintf(label, sizeof(label), "%s%s", p->name,
+                     dl_backend_has(be, DL_CAP_MODELLED) ? " (modelled)" : "");
             out->profile = pj;
             out->profile_name = label;
             out->cur = NULL;
@@ -447,8 +469,10 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     return worst;
 }
 
-static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, char **argv)
+static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_inject_t *inj,
+                     int argc, char **argv)
 {
+    const sweep_opts_t *o = cli->o;
     int rank, nranks;
     MPI_Comm world = MPI_COMM_WORLD;
     MPI_Comm_rank(world, &rank);
@@ -459,12 +483,17 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
             dl_err("--root %d: there are only %d ranks", sp->plan.root, nranks);
         return 2;
     }
-    const dl_backend_ops_t *be = pick_backend(o->backend, rank);
+    const dl_backend_ops_t *be = dl_backend_pick(o->backend, rank == 0);
     if (!be)
         return 2;
-    int workers = strcmp(be->name, "mpi") != 0;
+    dl_log_set_mute(rank != 0);
+    dl_status_t st = dl_inject_validate(inj, be, nranks);
+    dl_log_set_mute(0);
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    int workers = dl_backend_has(be, DL_CAP_WORKER), modelled = dl_backend_has(be, DL_CAP_MODELLED);
     sweep_inputs_t in;
-    dl_status_t st = load_inputs(o, be, rank, &in);
+    st = load_inputs(cli, be, rank, &in);
     if (st != DL_OK)
         return dl_status_exit_code(st);
     char dir[1024];
@@ -475,17 +504,19 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
 
     cJSON *fp = dl_sys_fingerprint(world, NULL);
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
-                       .profile_name = "mpi",
+                       .profile_name = be->name,
                        .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
     if (rank == 0) {
-        out.run = run_header(o, argc, argv, fp);
+        out.run = run_header(cli, argc, argv, fp);
         if (!workers)
-            out.profile = dl_run_add_profile(out.run, "mpi", be->name, be->modelled);
-        else if (be->modelled)
-            cJSON_AddStringToObject(out.run, "system", in.system);
+            out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
+        else if (in.setup.system[0])
+            cJSON_AddStringToObject(out.run, "system", in.setup.system);
     }
     int stop = 0;
-    st = workers ? run_workers(o, sp, &in, be, &out, &stop) : run_inprocess(sp, be, &out, o->timeout);
+    void *be_opts = backend_opts(cli, be);
+    st = workers ? run_workers(o, sp, &in, be, be_opts, inj, &out, &stop)
+                 : run_inprocess(sp, be, be_opts, inj, &out, o->timeout);
     dl_profiles_free(in.profiles, in.nprofiles);
     dl_progress_end();
 
@@ -524,37 +555,45 @@ static int sweep_mpi(const sweep_opts_t *o, const sweep_plan_t *sp, int argc, ch
 
 int cmd_sweep(int argc, char **argv)
 {
-    sweep_opts_t o = {0};
+    sweep_cli_t cli;
     int help = 0;
+    if (cli_init(&cli) != DL_OK) {
+        dl_err("out of memory");
+        return 3;
+    }
+    const sweep_opts_t *o = cli.o;
     /* Options are checked before MPI starts; under mpirun every rank finds
      * the same mistake, and only rank 0 says so. */
     dl_log_set_mute(!parse_rank0_only());
-    dl_status_t st = dl_opts_parse(sweep_opts, DL_ARRAY_SIZE(sweep_opts), &o, argc - 1, argv + 1,
+    dl_status_t st = dl_opts_parse(cli.set.opts, cli.set.n, cli.set.target, argc - 1, argv + 1,
                                    NULL, 0, NULL, &help);
     sweep_plan_t sp;
+    memset(&sp, 0, sizeof(sp));
     if (st == DL_OK && !help)
-        st = build_plan(&o, &sp);
+        st = build_plan(o, &sp);
     dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
     if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
-        st = dl_an_sweep_check(o.plot, o.prometheus, o.out);
+        st = dl_an_sweep_check(o->plot, o->prometheus, o->out);
     dl_log_set_mute(0);
-    if (help) {
-        dl_opts_help(stdout, usage, sweep_opts, DL_ARRAY_SIZE(sweep_opts));
-        return 0;
+    if (help)
+        dl_opts_help(stdout, usage, cli.set.opts, cli.set.n);
+    if (help || st != DL_OK) {
+        dl_sizes_free(&sp.sizes);
+        dl_optset_free(&cli.set);
+        return help ? 0 : dl_status_exit_code(st);
     }
-    if (st != DL_OK)
-        return dl_status_exit_code(st);
-    dl_log_set_quiet(o.quiet);
+    dl_log_set_quiet(o->quiet);
 
     /* SINGLE, not FUNNELED: Open MPI 4.1 turns its internal locking on for
      * any level above SINGLE, which made an 8 B all-reduce 25% slower. The
      * deadline thread's only MPI call is its last (MPI_Abort). */
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-    int code = sweep_mpi(&o, &sp, argc - 1, argv + 1);
+    int code = sweep_mpi(&cli, &sp, &inj, argc - 1, argv + 1);
     dl_sizes_free(&sp.sizes);
     MPI_Finalize();
+    dl_optset_free(&cli.set);
     return code;
 }

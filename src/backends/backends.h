@@ -8,6 +8,10 @@
  *   mpi  : the supervisors themselves, host buffers, MPI collectives.
  *   sim  : an analytic model of a system description (worker process).
  *   nccl : device buffers and NCCL (worker process; built when NCCL is found).
+ *
+ * The core never asks a backend's name: it reads caps (where it runs, what
+ * it needs), parses the backend's own option table with the command's, and
+ * hands it an exchange object for its cross-rank steps.
  */
 #ifndef DL_BACKENDS_H
 #define DL_BACKENDS_H
@@ -15,7 +19,7 @@
 #include "../util/util.h"
 #include "../../collectives/collectives.h"
 
-#define DL_BACKEND_ABI 1
+#define DL_BACKEND_ABI 2
 
 /* One collective call, fully described. */
 typedef struct {
@@ -28,30 +32,83 @@ typedef struct {
     dl_counts_t counts;
 } dl_case_t;
 
+/* The exchange object: the cross-rank steps a backend and the measurement
+ * loop need, whoever carries them (MPI in the supervisors; the supervisor's
+ * relay in a worker). A backend never sees an MPI communicator unless it
+ * is MPI itself (mpi_comm). */
+typedef struct dl_xcomm {
+    /* In place, element-wise max over ranks of n doubles. */
+    dl_status_t (*max_doubles)(void *arg, double *v, size_t n);
+    /* In place, element-wise sum over ranks of n uint64. */
+    dl_status_t (*sum_u64)(void *arg, uint64_t *v, size_t n);
+    /* Gathers one double per rank to rank 0 (out has nranks entries there). */
+    dl_status_t (*gather_double)(void *arg, double v, double *out);
+    /* Rank 0's len bytes, on every rank (a bootstrap id, say). */
+    dl_status_t (*bcast)(void *arg, void *buf, size_t len);
+    void *arg;
+    int rank, nranks;
+    /* Optional: told when this rank's backend failed, before the agreement
+     * its peers (still inside the collective) may never reach. */
+    void (*local_failure)(dl_status_t st);
+    /* The MPI_Comm * the steps run over, for a backend that is MPI itself
+     * (DL_CAP_INPROCESS); NULL in a worker. */
+    void *mpi_comm;
+} dl_xcomm_t;
+
+/* The xcomm of ranks that are MPI processes (mpi_comm: MPI_Comm *, kept). */
+void dl_xcomm_mpi_init(dl_xcomm_t *x, void *mpi_comm);
+
 /* What a backend is told at init. */
 typedef struct {
     int rank, nranks;           /* in the world of this measurement */
     int local_rank, local_size; /* on this host */
     uint64_t max_bytes;         /* largest requested size */
-    const char *system_path;    /* sim: system description file */
-    int sim_nodes;              /* sim: modelled node count (0 = real) */
-    int graph_iters;            /* nccl: iterations captured per CUDA graph (0 = off) */
+    const void *opts;           /* the backend's own options (its opts table's struct) */
     const char *profile_name;   /* the profile this worker measures */
     const char *run_dir;        /* the run's output folder (worker logs go below it) */
     double deadline_s;          /* a run/check call that takes longer must give up
                                    (nccl: abort the communicator) and say DL_ERR_TIMEOUT */
-    void *comm;                 /* mpi: MPI_Comm *, others NULL */
-    /* Bootstrap id exchange for backends that need one (nccl): the engine
-     * supplies a function that, given this rank's blob (root only), returns
-     * the root's blob on every rank. */
-    dl_status_t (*bcast_id)(void *arg, void *blob, size_t len);
-    void *bcast_arg;
+    const dl_xcomm_t *xc;       /* the cross-rank steps (bootstrap ids travel by bcast) */
 } dl_backend_cfg_t;
+
+/* What the core asks of a backend instead of its name. */
+enum {
+    DL_CAP_WORKER = 1u << 0,    /* runs in worker processes, one per (profile, rank):
+                                   -p profiles apply; else in the supervisors (mpi) */
+    DL_CAP_MODELLED = 1u << 1,  /* results come from a model, not a measurement */
+    DL_CAP_SYSTEM = 1u << 2,    /* needs a system description (--system) */
+    DL_CAP_GRAPHS = 1u << 3,    /* can time calls captured in a graph (-G) */
+    DL_CAP_SPLIT = 1u << 4,     /* sub-communicators of its world (preflight scopes) */
+    DL_CAP_DEVICE = 1u << 5,    /* buffers live on a device (one GPU per rank) */
+};
+
+/* What init decided that the core must know (dl_backend_traits). */
+typedef struct {
+    int bus_ranks;  /* ranks the figures are for (a model's, not its processes); 0 = nranks */
+    int unit_calls; /* calls in one timed unit (a graph replay); 0 = 1 */
+    int nodes;      /* nodes the figures are for (a model's); 0 = the job's */
+} dl_backend_traits_t;
+
+/* Supervisor-side, before anything is written: resolves and checks the
+ * backend's options (a system name to a path, say). */
+typedef struct {
+    int nodes;            /* modelled nodes (0: the job's real hosts) */
+    int ranks;            /* modelled ranks (0: the job's ranks) */
+    char system[1024];    /* the description file used, "" if none */
+} dl_backend_setup_t;
 
 typedef struct dl_backend_ops {
     const char *name;
     int abi;
-    int modelled; /* results come from a model, not a measurement */
+    unsigned caps; /* DL_CAP_* */
+    /* Options of this backend alone (fio's engine options): rows of its own
+     * struct of opts_size bytes; parsed with the command's, echoed in
+     * run.json, and carried to its workers whole. May be empty. */
+    const dl_opt_t *opts;
+    size_t nopts, opts_size;
+    /* Resolves and checks opts in the supervisor (NULL: nothing to do);
+     * one line naming the problem, DL_ERR_USAGE / DL_ERR_INPUT. */
+    dl_status_t (*setup)(void *opts, dl_backend_setup_t *out);
     /* Whether it can run here; fills why (one line) when not. */
     dl_status_t (*probe)(char *why, size_t len);
     dl_status_t (*init)(const dl_backend_cfg_t *cfg, void **ctx);
@@ -68,28 +125,64 @@ typedef struct dl_backend_ops {
     int (*supports)(const dl_case_t *c, char *why, size_t len);
     /* Free-form facts for the run record (versions, devices); may be NULL. */
     void (*describe)(void *ctx, void *json_obj);
+    /* What init decided (NULL: the defaults: nranks, one call per unit). */
+    void (*traits)(void *ctx, dl_backend_traits_t *t);
 } dl_backend_ops_t;
 
 extern const dl_backend_ops_t *const dl_backends[];
 extern const size_t dl_backend_count;
 const dl_backend_ops_t *dl_backend_find(const char *name);
+/* --backend NAME or auto (the first measuring backend whose probe passes);
+ * NULL with one line (when say) naming why. */
+const dl_backend_ops_t *dl_backend_pick(const char *name, int say);
+static inline int dl_backend_has(const dl_backend_ops_t *be, unsigned cap)
+{
+    return (be->caps & cap) != 0;
+}
+/* The traits of an initialised backend, defaults filled in. */
+void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t);
 
-/* sim: checks a system description (a topologies/systems file) before a
- * sweep starts; one line naming the file and the problem, DL_ERR_INPUT. */
+/* sim: checks a system description (a topologies/systems file); one line
+ * naming the file and the problem, DL_ERR_INPUT. */
 dl_status_t dl_sim_system_check(const char *path, int *nodes, int *gpus_per_node);
 
-/* Fault injection (tests only; off unless DLCOMM_INJECT is set). See README. */
+/* ---- fault injection (tests; off unless DLCOMM_INJECT is set) ----
+ * DLCOMM_INJECT="kind:rank[:profile[:factor]]", parsed once by the command,
+ * planted by one wrapper around any backend, with one meaning per kind:
+ *   hang     the rank's call never returns
+ *   crash    the rank's process dies (SIGSEGV); worker backends only
+ *   error    the rank's call fails
+ *   slow     the rank enters each call late, by (factor - 1) x its previous
+ *            call's time, and that wait is part of its time of the call
+ *   corrupt  the rank's result of each check has one wrong element more */
 typedef enum { DL_INJECT_NONE, DL_INJECT_HANG, DL_INJECT_CRASH, DL_INJECT_CORRUPT, DL_INJECT_ERROR,
                DL_INJECT_SLOW } dl_inject_kind_t;
 typedef struct {
-    dl_inject_kind_t kind;
-    int rank;            /* -1 = every rank */
+    int32_t kind;        /* dl_inject_kind_t */
+    int32_t rank;        /* -1 = every rank */
     char profile[64];    /* "" = every profile */
-    double factor;       /* slow: time multiplier */
+    double factor;       /* slow: time multiplier (> 1) */
 } dl_inject_t;
-/* Parses DLCOMM_INJECT="kind:rank[:profile[:factor]]". Bad text: DL_ERR_USAGE. */
+/* Parses the text (NULL or "": none). Bad text: one line, DL_ERR_USAGE. */
 dl_status_t dl_inject_parse(const char *s, dl_inject_t *out);
+/* Whether the injection can apply to this run (rank in range, a backend
+ * it can act on); one line naming why not, DL_ERR_USAGE. */
+dl_status_t dl_inject_validate(const dl_inject_t *inj, const dl_backend_ops_t *be, int nranks);
 /* The injection that applies to this rank and profile, or NONE. */
 dl_inject_kind_t dl_inject_active(const dl_inject_t *inj, int rank, const char *profile);
+
+/* Wraps a backend so the injection happens around its calls. Pass &w->ops
+ * and w to the measurement loop. */
+typedef struct {
+    const dl_backend_ops_t *inner;
+    void *ctx;
+    dl_backend_ops_t ops; /* the wrapper's, with the inner backend's capabilities */
+    dl_inject_kind_t kind;
+    double factor, last_call_s;
+    int rank;
+    int own_failure; /* set when this rank's backend (not a peer) failed */
+} dl_inject_wrap_t;
+void dl_inject_wrap(dl_inject_wrap_t *w, const dl_inject_t *inj, const dl_backend_ops_t *inner,
+                    void *ctx, int rank, const char *profile);
 
 #endif

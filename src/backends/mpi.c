@@ -17,9 +17,6 @@ typedef struct {
     size_t cap; /* bytes of each buffer */
     MPI_Datatype half_type[DL_DT_COUNT];
     MPI_Op user_op[DL_OP_COUNT];
-    dl_inject_kind_t inject;
-    double slow;
-    const char *profile;
 } mpi_ctx_t;
 
 /* The user op sees only the MPI type; these remember which dl type it is. */
@@ -89,17 +86,20 @@ static dl_status_t mpi_probe(char *why, size_t len)
 
 static dl_status_t mpi_init(const dl_backend_cfg_t *cfg, void **out)
 {
+    if (!cfg->xc || !cfg->xc->mpi_comm) {
+        dl_err("the mpi backend runs in the MPI ranks themselves, not in a worker");
+        return DL_ERR_INTERNAL;
+    }
     mpi_ctx_t *m = calloc(1, sizeof(*m));
     if (!m)
         return DL_ERR_NOMEM;
-    if (MPI_Comm_dup(*(MPI_Comm *)cfg->comm, &m->comm) != MPI_SUCCESS) {
+    if (MPI_Comm_dup(*(MPI_Comm *)cfg->xc->mpi_comm, &m->comm) != MPI_SUCCESS) {
         free(m);
         return DL_ERR_COMM;
     }
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     m->rank = cfg->rank;
     m->nranks = cfg->nranks;
-    m->profile = cfg->profile_name;
     for (int d = 0; d < DL_DT_COUNT; d++) {
         m->half_type[d] = MPI_DATATYPE_NULL;
         if (d == DL_DT_FLOAT16 || d == DL_DT_BFLOAT16 || d == DL_DT_FP8E4M3 || d == DL_DT_FP8E5M2) {
@@ -111,13 +111,6 @@ static dl_status_t mpi_init(const dl_backend_cfg_t *cfg, void **out)
     MPI_User_function *fns[DL_OP_COUNT] = {op_sum, op_prod, op_min, op_max, op_sum};
     for (int o = 0; o < DL_OP_COUNT; o++)
         MPI_Op_create(fns[o], 1, &m->user_op[o]);
-    dl_inject_t inj;
-    if (dl_inject_parse(getenv("DLCOMM_INJECT"), &inj) != DL_OK) {
-        free(m);
-        return DL_ERR_USAGE;
-    }
-    m->inject = dl_inject_active(&inj, m->rank, m->profile);
-    m->slow = inj.factor;
     *out = m;
     return DL_OK;
 }
@@ -226,13 +219,6 @@ static dl_status_t report(mpi_ctx_t *m, const dl_case_t *c, int rc)
 static dl_status_t mpi_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
 {
     mpi_ctx_t *m = ctx;
-    if (m->inject == DL_INJECT_HANG)
-        for (;;)
-            pause();
-    if (m->inject == DL_INJECT_ERROR) {
-        dl_err("rank %d: injected error in %s", m->rank, c->coll->name);
-        return DL_ERR_COMM;
-    }
     double start = MPI_Wtime(), prev = start;
     if (times) {
         /* One clock read per call, not two: a call's time runs from the end
@@ -254,18 +240,6 @@ static dl_status_t mpi_run(void *ctx, const dl_case_t *c, int iters, double *tim
         }
     }
     *total = (times ? prev : MPI_Wtime()) - start;
-    if (m->inject == DL_INJECT_SLOW) { /* a slow rank, as a throttled link would be */
-        double extra = *total * (m->slow - 1);
-        if (extra > 0) {
-            double until = MPI_Wtime() + extra;
-            while (MPI_Wtime() < until)
-                ;
-        }
-        if (times)
-            for (int i = 0; i < iters; i++)
-                times[i] *= m->slow;
-        *total *= m->slow;
-    }
     return DL_OK;
 }
 
@@ -278,9 +252,6 @@ static dl_status_t mpi_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     int rc = call_once(m, c);
     if (rc != MPI_SUCCESS)
         return report(m, c, rc);
-    if (m->inject == DL_INJECT_CORRUPT)
-        dl_value_store(c->dtype, (char *)m->recv + (c->place == DL_PLACE_IN ?
-                       c->counts.inplace_recv_offset * dl_dtype_size(c->dtype) : 0), 0, 99.0);
     *wrong = dl_check_host(c->coll, c->dtype, c->op, m->rank, m->nranks, c->root, &c->counts,
                            c->place, m->recv);
     return DL_OK;
@@ -307,12 +278,11 @@ static void mpi_fini(void *ctx)
 const dl_backend_ops_t dl_backend_mpi = {
     .name = "mpi",
     .abi = DL_BACKEND_ABI,
-    .modelled = 0,
+    .caps = DL_CAP_SPLIT, /* in the supervisors: MPI_Comm_split */
     .probe = mpi_probe,
     .init = mpi_init,
     .prepare = mpi_prepare,
     .run = mpi_run,
     .check = mpi_check,
     .fini = mpi_fini,
-    .describe = NULL,
 };

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,7 +26,6 @@ typedef struct {
     size_t scratch_cap;
     double comm_init_s;   /* seconds ncclCommInitRankConfig took to complete */
     unsigned long long *d_wrong;
-    int *d_flag;
     volatile int *h_go; /* mapped host memory: the host starts a timed batch */
     int *d_go;          /* the same, as the device sees it */
     cudaEvent_t *ev;
@@ -33,9 +33,13 @@ typedef struct {
     cudaGraphExec_t graph;
     dl_case_t graph_case; /* what the graph holds */
     int has_graph;
-    dl_inject_kind_t inject;
     char name[96];
 } nccl_ctx_t;
+
+/* The nccl backend's own options (sweep -G). */
+typedef struct {
+    long graph_iters; /* calls captured per CUDA graph; 0 = no graphs */
+} nccl_opts_t;
 
 static dl_status_t cuda_fail(const char *what, cudaError_t e)
 {
@@ -86,8 +90,6 @@ static dl_status_t wait_stream(nccl_ctx_t *m, const char *what)
         if (dl_now() > until) {
             dl_err("rank %d: %s did not finish within %.0f s: aborting the communicator", m->rank,
                    what, m->deadline_s);
-            if (m->d_flag)
-                cudaMemcpyAsync(m->d_flag, &(int){1}, sizeof(int), cudaMemcpyHostToDevice, 0);
             ncclCommAbort(m->comm);
             m->comm = NULL;
             return DL_ERR_TIMEOUT;
@@ -142,7 +144,8 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     CUDA_TRY(cudaGetDeviceCount(&ndev));
     m->rank = cfg->rank;
     m->nranks = cfg->nranks;
-    m->graph_iters = cfg->graph_iters;
+    const nccl_opts_t *o = cfg->opts;
+    m->graph_iters = o ? (int)o->graph_iters : 0;
     m->deadline_s = cfg->deadline_s > 0 ? cfg->deadline_s : 600;
     m->device = cfg->local_rank % ndev;
     m->cap_hint = cfg->max_bytes;
@@ -151,22 +154,16 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     CUDA_TRY(cudaSetDevice(m->device));
     CUDA_TRY(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     CUDA_TRY(cudaMalloc((void **)&m->d_wrong, 2 * sizeof(*m->d_wrong)));
-    CUDA_TRY(cudaMalloc((void **)&m->d_flag, sizeof(int)));
-    CUDA_TRY(cudaMemset(m->d_flag, 0, sizeof(int)));
     CUDA_TRY(cudaHostAlloc((void **)&m->h_go, sizeof(int), cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&m->d_go, (void *)m->h_go, 0));
-
-    dl_inject_t inj;
-    if (dl_inject_parse(getenv("DLCOMM_INJECT"), &inj) != DL_OK)
-        return DL_ERR_USAGE;
-    m->inject = dl_inject_active(&inj, m->rank, cfg->profile_name);
 
     ncclUniqueId id;
     if (m->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) {
         dl_err("rank 0: ncclGetUniqueId failed");
         return DL_ERR_COMM;
     }
-    dl_status_t st = cfg->bcast_id ? cfg->bcast_id(cfg->bcast_arg, &id, sizeof(id)) : DL_ERR_INTERNAL;
+    const dl_xcomm_t *x = cfg->xc;
+    dl_status_t st = x && x->bcast ? x->bcast(x->arg, &id, sizeof(id)) : DL_ERR_INTERNAL;
     if (st != DL_OK)
         return st;
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -402,8 +399,6 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
         st = ensure_graph(m, c);
     if (st != DL_OK)
         return st;
-    if (m->inject == DL_INJECT_HANG) /* the stream never drains: the deadline must act */
-        CUDA_TRY(dl_dev_spin(m->d_flag, 3600, m->stream));
     /* Events between calls: each call's time includes the gap to the next
      * launch, as a job issuing calls back to back sees it. A batch starts on
      * an idle GPU: the first event waits (a spin on a host flag) until the
@@ -463,9 +458,6 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     if (st != DL_OK)
         return st;
     size_t es = dl_dtype_size(c->dtype);
-    if (m->inject == DL_INJECT_CORRUPT) /* one wrong element, planted after the call */
-        CUDA_TRY(cudaMemsetAsync((char *)m->recv + (c->place == DL_PLACE_IN ?
-                                 c->counts.inplace_recv_offset * es : 0), 0x7f, es, m->stream));
     dl_dev_check_t k = {.coll = (int)c->coll->id, .rank = m->rank, .nranks = m->nranks,
                         .root = c->root, .op = (int)c->op, .per = c->counts.param_count,
                         .count = c->counts.recv_count};
@@ -516,7 +508,6 @@ static void nccl_fini(void *ctx)
     if (m->h_go)
         cudaFreeHost((void *)m->h_go);
     cudaFree(m->d_wrong);
-    cudaFree(m->d_flag);
     if (m->stream)
         cudaStreamDestroy(m->stream);
     dl_info("rank %d: teardown: communicator %.3f s, %d events %.3f s, buffers %.3f s", m->rank,
@@ -548,10 +539,24 @@ static void nccl_describe(void *ctx, void *json)
         cJSON_AddNumberToObject(json, "comm_init_s", m->comm_init_s);
 }
 
+static void nccl_traits(void *ctx, dl_backend_traits_t *t)
+{
+    const nccl_ctx_t *m = ctx;
+    t->unit_calls = m && m->graph_iters > 0 ? m->graph_iters : 1;
+}
+
+static const dl_opt_t nccl_opts[] = {
+    {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
+     offsetof(nccl_opts_t, graph_iters), dl_opt_nonneg_long},
+};
+
 const dl_backend_ops_t dl_backend_nccl = {
     .name = "nccl",
     .abi = DL_BACKEND_ABI,
-    .modelled = 0,
+    .caps = DL_CAP_WORKER | DL_CAP_GRAPHS | DL_CAP_SPLIT | DL_CAP_DEVICE,
+    .opts = nccl_opts,
+    .nopts = DL_ARRAY_SIZE(nccl_opts),
+    .opts_size = sizeof(nccl_opts_t),
     .probe = nccl_probe,
     .init = nccl_init,
     .prepare = nccl_prepare,
@@ -560,4 +565,5 @@ const dl_backend_ops_t dl_backend_nccl = {
     .fini = nccl_fini,
     .supports = nccl_supports,
     .describe = nccl_describe,
+    .traits = nccl_traits,
 };

@@ -4,11 +4,9 @@
 #include <string.h>
 
 extern const dl_backend_ops_t dl_backend_mpi;
+extern const dl_backend_ops_t dl_backend_sim;
 #ifdef DL_HAVE_NCCL
 extern const dl_backend_ops_t dl_backend_nccl;
-#endif
-#ifdef DL_HAVE_SIM
-extern const dl_backend_ops_t dl_backend_sim;
 #endif
 
 const dl_backend_ops_t *const dl_backends[] = {
@@ -16,9 +14,7 @@ const dl_backend_ops_t *const dl_backends[] = {
     &dl_backend_nccl,
 #endif
     &dl_backend_mpi,
-#ifdef DL_HAVE_SIM
     &dl_backend_sim,
-#endif
 };
 const size_t dl_backend_count = DL_ARRAY_SIZE(dl_backends);
 
@@ -28,4 +24,39 @@ const dl_backend_ops_t *dl_backend_find(const char *name)
         if (strcmp(dl_backends[i]->name, name) == 0)
             return dl_backends[i];
     return NULL;
+}
+
+const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
+{
+    char why[256] = "";
+    if (strcmp(name, "auto") == 0) { /* a model is never picked for a measurement */
+        for (size_t i = 0; i < dl_backend_count; i++)
+            if (!dl_backend_has(dl_backends[i], DL_CAP_MODELLED) &&
+                dl_backends[i]->probe(why, sizeof(why)) == DL_OK)
+                return dl_backends[i];
+        return NULL;
+    }
+    const dl_backend_ops_t *be = dl_backend_find(name);
+    if (!be) {
+        if (say)
+            dl_err("--backend %s: unknown or not built into this dlcomm (see dlcomm version)", name);
+        return NULL;
+    }
+    if (be->probe(why, sizeof(why)) != DL_OK) {
+        if (say)
+            dl_err("--backend %s: not available here: %s", name, why);
+        return NULL;
+    }
+    return be;
+}
+
+void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    if (be->traits)
+        be->traits(ctx, t);
+    if (t->bus_ranks < 1)
+        t->bus_ranks = nranks;
+    if (t->unit_calls < 1)
+        t->unit_calls = 1;
 }

@@ -19,10 +19,13 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+#include "../engine/engine.h" /* dl_data_find: the system search path */
 
 typedef struct {
     double bw, lat, eff; /* GB/s per GPU per direction (socket: per node), us, fraction */
@@ -30,6 +33,12 @@ typedef struct {
 
 enum { P_NVLINK, P_PCIE, P_SHM, P_IB, P_SOCKET, P_COUNT };
 static const char *const path_names[P_COUNT] = {"nvlink", "pcie", "shm", "ib", "socket"};
+
+/* The sim's own options (sweep --system, --sim-nodes). */
+typedef struct {
+    const char *system; /* a name or path; setup makes it the file's path */
+    long nodes;         /* 0: the file's */
+} sim_opts_t;
 
 typedef struct {
     char name[64];
@@ -276,24 +285,14 @@ static double model_us(const sim_ctx_t *c, const dl_case_t *k, int tree, int pro
         return s->launch_us;
     bw *= proto_bw[proto] * (tree ? TREE_BW : 1) * 1e3; /* bytes per us */
     lat += proto_lat_us[proto];
-    double b = (double)k->counts.bytes, steps, moved;
+    /* Bytes each rank moves: the collective's bus factor says it (one place). */
+    double b = (double)k->counts.bytes, moved = k->coll->busbw_factor(m) * b, steps;
     switch (k->coll->id) {
     case DL_COLL_ALLREDUCE:
         steps = tree ? 2.0 * (gpn - 1 + ceil(log2(c->nodes))) : 2.0 * (m - 1);
-        moved = 2.0 * (m - 1) / m * b;
         break;
-    case DL_COLL_ALLGATHER: case DL_COLL_REDUCESCATTER: case DL_COLL_ALLTOALL:
-        steps = m - 1;
-        moved = (double)(m - 1) / m * b;
-        break;
-    case DL_COLL_SENDRECV:
-        steps = 1;
-        moved = b;
-        break;
-    default: /* broadcast, reduce: a pipelined chain */
-        steps = m - 1;
-        moved = b;
-        break;
+    case DL_COLL_SENDRECV: steps = 1; break;
+    default: steps = m - 1; break; /* rings, and the pipelined chain of broadcast/reduce */
     }
     return s->launch_us + steps * lat + moved / bw;
 }
@@ -375,15 +374,16 @@ static dl_status_t sim_probe(char *why, size_t len)
  * root makes one, every rank logs the checksum of what it received. */
 static dl_status_t exchange_id(sim_ctx_t *c, const dl_backend_cfg_t *cfg)
 {
+    const dl_xcomm_t *x = cfg->xc;
     unsigned char id[128] = {0};
     if (c->rank == 0) {
         uint64_t seed = (uint64_t)dl_now() * 1000003u ^ (uint64_t)getpid();
         for (size_t i = 0; i < sizeof(id); i++)
             id[i] = (unsigned char)(jitter(seed, i) * 127 + 128);
     }
-    if (!cfg->bcast_id)
+    if (!x || !x->bcast)
         return DL_OK;
-    dl_status_t st = cfg->bcast_id(cfg->bcast_arg, id, sizeof(id));
+    dl_status_t st = x->bcast(x->arg, id, sizeof(id));
     if (st != DL_OK)
         return st;
     uint32_t h = 2166136261u;
@@ -400,14 +400,15 @@ static dl_status_t sim_init(const dl_backend_cfg_t *cfg, void **out)
     sim_ctx_t *c = calloc(1, sizeof(*c));
     if (!c)
         return DL_ERR_NOMEM;
-    dl_status_t st = load_system(cfg->system_path, &c->sys);
+    const sim_opts_t *o = cfg->opts;
+    dl_status_t st = load_system(o ? o->system : NULL, &c->sys);
     if (st != DL_OK) {
         free(c);
         return st;
     }
     c->rank = cfg->rank;
     c->nranks = cfg->nranks;
-    c->nodes = cfg->sim_nodes > 0 ? cfg->sim_nodes : c->sys.nodes;
+    c->nodes = o && o->nodes > 0 ? (int)o->nodes : c->sys.nodes;
     c->model_ranks = c->nodes * c->sys.gpus_per_node;
     select_paths(c);
     emulate_debug_log(c);
@@ -449,6 +450,32 @@ static dl_status_t sim_check(void *ctx, const dl_case_t *k, uint64_t *wrong)
 
 static void sim_fini(void *ctx) { free(ctx); }
 
+static void sim_traits(void *ctx, dl_backend_traits_t *t)
+{
+    const sim_ctx_t *c = ctx;
+    t->bus_ranks = c->model_ranks;
+    t->nodes = c->nodes;
+}
+
+/* In the supervisor: the system's name becomes its file, checked. */
+static dl_status_t sim_setup(void *opts, dl_backend_setup_t *out)
+{
+    sim_opts_t *o = opts;
+    const char *name = o->system ? o->system : "h200-sxm-8";
+    if (dl_data_find("DLCOMM_SYSTEMS", "systems", name, out->system, sizeof(out->system))) {
+        dl_err("--system %s: no such file (names are looked up in topologies/systems)", name);
+        return DL_ERR_INPUT;
+    }
+    int nodes = 0, gpn = 0;
+    dl_status_t st = dl_sim_system_check(out->system, &nodes, &gpn);
+    if (st != DL_OK)
+        return st;
+    o->system = out->system;
+    out->nodes = o->nodes > 0 ? (int)o->nodes : nodes;
+    out->ranks = out->nodes * gpn;
+    return DL_OK;
+}
+
 static void sim_describe(void *ctx, void *json)
 {
     sim_ctx_t *c = ctx;
@@ -475,10 +502,23 @@ static void sim_describe(void *ctx, void *json)
     cJSON_AddBoolToObject(o, "data_checked", 0);
 }
 
+#define O(f) offsetof(sim_opts_t, f)
+static const dl_opt_t sim_opts[] = {
+    {"system", 0, DL_OPT_STR, NULL, "FILE", "sim: system description, name or path (default h200-sxm-8)",
+     O(system), NULL},
+    {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(nodes),
+     dl_opt_nonneg_long},
+};
+#undef O
+
 const dl_backend_ops_t dl_backend_sim = {
     .name = "sim",
     .abi = DL_BACKEND_ABI,
-    .modelled = 1,
+    .caps = DL_CAP_WORKER | DL_CAP_MODELLED | DL_CAP_SYSTEM,
+    .opts = sim_opts,
+    .nopts = DL_ARRAY_SIZE(sim_opts),
+    .opts_size = sizeof(sim_opts_t),
+    .setup = sim_setup,
     .probe = sim_probe,
     .init = sim_init,
     .prepare = sim_prepare,
@@ -486,4 +526,5 @@ const dl_backend_ops_t dl_backend_sim = {
     .check = sim_check,
     .fini = sim_fini,
     .describe = sim_describe,
+    .traits = sim_traits,
 };

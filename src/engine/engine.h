@@ -16,13 +16,14 @@
  * 12-byte header then `len` payload bytes.
  *   header  uint32 magic 'DLCW' | uint16 version | uint16 type | uint32 len
  *   W->S HELLO    uint32 version                     first message
- *   S->W CONFIG   dl_wire_config_t + nsizes uint64   the plan and the rank
- *   W->S INFO     JSON text: backend describe() facts (+ "modelled_ranks")
+ *   S->W CONFIG   dl_wire_config_t + nsizes uint64 + the backend's options
+ *                 as their JSON echo (opts_len bytes): the plan, the rank
+ *   W->S INFO     JSON text: backend describe() facts
  *   W->S BCAST_ID blob (root's content matters)      S->W: root's blob
  *   W->S XC_MAX   n doubles                          S->W: element-wise max
  *   W->S XC_SUM   n uint64                           S->W: element-wise sum
  *   W->S XC_GATHER one double                        S->W: nranks doubles (rank 0)
- *   W->S RESULT   dl_wire_result_t + per-rank arrays (rank 0's worker only)
+ *   W->S RESULT   dl_result_t packed whole (dl_result_pack; rank 0's worker)
  *   W->S DONE     int32 status                       then the worker exits
  *   W->S ERROR    int32 status, int32 own, text      own: this rank's backend failed
  * A version mismatch in HELLO ends the profile with an error.
@@ -37,10 +38,9 @@
  * a communicator of its own per profile, abandoned when the profile fails,
  * so a half-done relay step never meets the agreement.
  *
- * Fault injection (DLCOMM_INJECT): the worker plants crash, error and
- * slow around any backend's run/check (dl_engine_inject_wrap); hang and
- * corrupt too around a modelled one (sim), while a measuring backend
- * (nccl) plants those itself where they are realistic.
+ * Fault injection (DLCOMM_INJECT): parsed once by the command, carried in
+ * CONFIG, planted in the worker by the one wrapper every backend runs
+ * through (dl_inject_wrap, backends.h), as in-process backends do.
  */
 #ifndef DL_ENGINE_H
 #define DL_ENGINE_H
@@ -52,7 +52,7 @@
 #include "../measure/measure.h"
 
 #define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
-#define DL_WIRE_VERSION 2
+#define DL_WIRE_VERSION 3
 #define DL_WIRE_MAX_LEN (64u << 20)
 
 typedef enum {
@@ -81,20 +81,13 @@ typedef struct {
     uint32_t colls, dtypes, ops, places;
     int32_t root;
     dl_measure_opts_t mo; /* the plan's, as the supervisor has them */
+    dl_inject_t inject;   /* the command's DLCOMM_INJECT, parsed */
     double deadline_s;
-    int32_t rank, nranks, local_rank, local_size, sim_nodes, graph_iters;
-    char backend[32], profile[64], system_path[1024], run_dir[1024];
-    uint32_t nsizes; /* followed by nsizes uint64 sizes */
+    int32_t rank, nranks, local_rank, local_size;
+    char backend[32], profile[64], run_dir[1024];
+    uint32_t nsizes;   /* followed by nsizes uint64 sizes */
+    uint32_t opts_len; /* then the backend's options, JSON text */
 } dl_wire_config_t;
-
-typedef struct {
-    int32_t coll, dtype, op, place, root, nranks, converged, status;
-    uint64_t bytes_requested, wrong;
-    dl_counts_t counts;
-    dl_stats_t t;
-    double avg_s, algbw_gbps, busbw_gbps, setup_s, timed_s;
-    uint32_t arrays; /* 1: nranks uint64 wrong_per_rank, nranks double rank_mean_s follow */
-} dl_wire_result_t;
 
 /* A message in memory. */
 typedef struct {
@@ -144,9 +137,9 @@ dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, 
 
 typedef struct {
     const dl_plan_t *plan;
-    const char *backend;     /* registered non-mpi backend name */
-    const char *system_path; /* sim */
-    int sim_nodes, graph_iters;
+    const dl_backend_ops_t *be; /* a DL_CAP_WORKER backend */
+    const void *be_opts;     /* its options (be->opts' struct), sent to every worker */
+    const dl_inject_t *inject; /* NULL: none */
     double timeout_s;        /* no message from the worker for this long: hung */
     const char *run_dir;
     MPI_Comm world;          /* duplicated by dl_engine_open */
@@ -192,25 +185,5 @@ int dl_engine_interrupted(void);
 
 /* `dlcomm __worker RUNDIR PROFILE RANK`: the socket is fd 3. Exit code as usual. */
 int dl_worker_main(int fd);
-
-/* Wraps a backend so DLCOMM_INJECT faults happen in any worker (hang and
- * corrupt only around modelled backends, see above):
- * hang (run blocks forever), crash (SIGSEGV), error (run fails), slow
- * (times x factor), corrupt (check counts one wrong element). */
-typedef struct {
-    const dl_backend_ops_t *inner;
-    void *ctx;
-    /* The wrapper's own ops: dl_engine_inject_ops with the inner backend's
-     * capabilities (supports), so a plan run through it skips what the inner
-     * library cannot run. Pass &wrap.ops to dl_plan_run. */
-    dl_backend_ops_t ops;
-    dl_inject_kind_t kind;
-    double factor;
-    int rank;
-    int own_failure; /* set when this rank's backend (not a peer) failed */
-} dl_inject_wrap_t;
-extern const dl_backend_ops_t dl_engine_inject_ops;
-dl_status_t dl_engine_inject_wrap(dl_inject_wrap_t *w, const dl_backend_ops_t *inner, void *ctx,
-                                  int rank, const char *profile);
 
 #endif

@@ -150,20 +150,34 @@ static void send_config(dl_prof_run_t *r)
     w.places = p->places;
     w.root = p->root;
     w.mo = p->mo;
+    if (c->inject)
+        w.inject = *c->inject;
     w.deadline_s = backend_deadline(c->timeout_s);
     w.rank = c->rank;
     w.nranks = c->nranks;
     w.local_rank = c->local_rank;
     w.local_size = c->local_size;
-    w.sim_nodes = c->sim_nodes;
-    w.graph_iters = c->graph_iters;
-    snprintf(w.backend, sizeof(w.backend), "%s", c->backend);
+    snprintf(w.backend, sizeof(w.backend), "%s", c->be->name);
     snprintf(w.profile, sizeof(w.profile), "%s", r->p->name);
-    snprintf(w.system_path, sizeof(w.system_path), "%s", c->system_path ? c->system_path : "");
     snprintf(w.run_dir, sizeof(w.run_dir), "%s", c->run_dir);
     w.nsizes = (uint32_t)p->nsizes;
-    dl_msg_send2(r->w.fd, DL_MSG_CONFIG, &w, sizeof(w), p->sizes,
-                 (uint32_t)(p->nsizes * sizeof(uint64_t)));
+    /* The backend's options whole, as their echo: a new option is a row in
+     * its table, nothing here. */
+    cJSON *o = cJSON_CreateObject();
+    if (c->be_opts)
+        dl_opts_echo(c->be->opts, c->be->nopts, c->be_opts, o);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    w.opts_len = text ? (uint32_t)strlen(text) : 0;
+    size_t sz = p->nsizes * sizeof(uint64_t);
+    char *tail = malloc(sz + w.opts_len + 1);
+    if (tail) {
+        memcpy(tail, p->sizes, sz);
+        memcpy(tail + sz, text ? text : "", w.opts_len);
+        dl_msg_send2(r->w.fd, DL_MSG_CONFIG, &w, sizeof(w), tail, (uint32_t)(sz + w.opts_len));
+    }
+    free(tail);
+    free(text);
 }
 
 /* One relay step: the MPI operation the worker's loop asked for. */

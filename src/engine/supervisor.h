@@ -40,7 +40,6 @@ typedef struct {
     double t_start, t_ready, t_done; /* spawned; backend ready (INFO); DONE */
     dl_rank_outcome_t me;
     cJSON *prof_json; /* rank 0 */
-    int modelled_ranks;
 } dl_prof_run_t;
 
 /* outcome.c */

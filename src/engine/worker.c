@@ -54,49 +54,28 @@ static dl_status_t x_gather(void *arg, double v, double *out)
     return ask(arg, DL_MSG_XC_GATHER, &v, sizeof(v), out, b);
 }
 
-/* dl_backend_cfg_t.bcast_id: the root's blob, relayed through the supervisors. */
-static dl_status_t bcast_id(void *arg, void *blob, size_t len)
+/* The exchange object's bcast: rank 0's bytes, relayed through the supervisors. */
+static dl_status_t x_bcast(void *arg, void *blob, size_t len)
 {
     return ask(arg, DL_MSG_BCAST_ID, blob, (uint32_t)len, blob, (uint32_t)len);
 }
 
+/* The record goes whole (dl_result_pack); only rank 0 holds the gathered figures. */
 static dl_status_t send_result(void *arg, dl_result_t *r)
 {
     wk_t *w = arg;
-    if (w->rank != 0) /* rank 0 holds the gathered figures */
+    if (w->rank != 0)
         return DL_OK;
-    dl_wire_result_t x;
-    memset(&x, 0, sizeof(x));
-    x.coll = r->c.coll->id;
-    x.dtype = r->c.dtype;
-    x.op = r->c.op;
-    x.place = r->c.place;
-    x.root = r->c.root;
-    x.nranks = r->nranks;
-    x.converged = r->converged;
-    x.status = r->status;
-    x.bytes_requested = r->c.bytes_requested;
-    x.wrong = r->wrong;
-    x.counts = r->c.counts;
-    x.t = r->t;
-    x.avg_s = r->avg_s;
-    x.algbw_gbps = r->algbw_gbps;
-    x.busbw_gbps = r->busbw_gbps;
-    x.setup_s = r->setup_s;
-    x.timed_s = r->timed_s;
-    x.arrays = r->wrong_per_rank && r->rank_mean_s;
-    size_t n = x.arrays ? (size_t)r->nranks : 0;
-    char *arr = malloc(n * 16 + 1);
-    if (n) {
-        memcpy(arr, r->wrong_per_rank, n * 8);
-        memcpy(arr + n * 8, r->rank_mean_s, n * 8);
-    }
-    dl_status_t st = dl_msg_send2(w->fd, DL_MSG_RESULT, &x, sizeof(x), arr, (uint32_t)(n * 16));
-    free(arr);
+    void *buf = NULL;
+    uint32_t len = 0;
+    dl_status_t st = dl_result_pack(r, &buf, &len);
+    if (st == DL_OK)
+        st = dl_msg_send(w->fd, DL_MSG_RESULT, buf, len);
+    free(buf);
     return st;
 }
 
-static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes)
+static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes, cJSON **opts)
 {
     uint32_t v = DL_WIRE_VERSION;
     dl_msg_t m;
@@ -110,14 +89,17 @@ static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes)
         return DL_ERR_COMM;
     }
     memcpy(c, m.data, sizeof(*c));
-    if (m.len != sizeof(*c) + c->nsizes * sizeof(uint64_t)) {
+    size_t sz = (size_t)c->nsizes * sizeof(uint64_t);
+    if (m.len != sizeof(*c) + sz + c->opts_len) {
         dl_msg_free(&m);
         return DL_ERR_COMM;
     }
-    *sizes = malloc((c->nsizes + 1) * sizeof(uint64_t));
-    memcpy(*sizes, (char *)m.data + sizeof(*c), c->nsizes * sizeof(uint64_t));
+    *sizes = malloc(sz + sizeof(uint64_t));
+    if (*sizes)
+        memcpy(*sizes, (char *)m.data + sizeof(*c), sz);
+    *opts = cJSON_ParseWithLength((char *)m.data + sizeof(*c) + sz, c->opts_len);
     dl_msg_free(&m);
-    return DL_OK;
+    return *sizes && *opts ? DL_OK : DL_ERR_COMM;
 }
 
 static void send_info(wk_t *w, const dl_backend_ops_t *be, void *ctx, double probe_s,
@@ -151,7 +133,8 @@ static void send_end(wk_t *w, dl_status_t st, int own)
     dl_msg_send(w->fd, DL_MSG_ERROR, buf, (uint32_t)(8 + n));
 }
 
-static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *sizes, int *own)
+static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *sizes,
+                           const cJSON *opts_json, int *own)
 {
     *own = 1;
     const dl_backend_ops_t *be = dl_backend_find(c->backend);
@@ -160,36 +143,44 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
         dl_err("rank %d: backend %s is not in this build", c->rank, c->backend);
         return DL_ERR_UNAVAILABLE;
     }
+    void *opts = calloc(1, be->opts_size ? be->opts_size : 1);
+    if (!opts || dl_opts_load_json(be->opts, be->nopts, opts, opts_json) != DL_OK) {
+        dl_err("rank %d: the %s backend's options did not arrive whole", c->rank, be->name);
+        free(opts);
+        return DL_ERR_INTERNAL;
+    }
     double t0 = dl_now();
     if (be->probe(why, sizeof(why)) != DL_OK) {
         dl_err("rank %d: backend %s is not available here: %s", c->rank, be->name, why);
+        free(opts);
         return DL_ERR_UNAVAILABLE;
     }
+    dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
+                    .bcast = x_bcast, .arg = w, .rank = c->rank, .nranks = c->nranks};
     dl_backend_cfg_t bc = {.rank = c->rank, .nranks = c->nranks, .local_rank = c->local_rank,
-                           .local_size = c->local_size, .system_path = c->system_path,
-                           .sim_nodes = c->sim_nodes, .graph_iters = c->graph_iters,
+                           .local_size = c->local_size, .opts = opts,
                            .profile_name = c->profile, .run_dir = c->run_dir,
-                           .deadline_s = c->deadline_s, .bcast_id = bcast_id, .bcast_arg = w};
+                           .deadline_s = c->deadline_s, .xc = &x};
     for (size_t i = 0; i < c->nsizes; i++)
         if (sizes[i] > bc.max_bytes)
             bc.max_bytes = sizes[i];
     void *ctx = NULL;
     double t1 = dl_now();
     dl_status_t st = be->init(&bc, &ctx);
-    if (st != DL_OK)
+    if (st != DL_OK) {
+        free(opts);
         return st;
+    }
     send_info(w, be, ctx, t1 - t0, dl_now() - t1);
     dl_inject_wrap_t iw;
-    st = dl_engine_inject_wrap(&iw, be, ctx, c->rank, c->profile);
+    dl_inject_wrap(&iw, &c->inject, be, ctx, c->rank, c->profile);
     dl_plan_t plan = {.colls = c->colls, .dtypes = c->dtypes, .ops = c->ops, .places = c->places,
                       .sizes = sizes, .nsizes = c->nsizes, .root = c->root,
                       .mo = c->mo};
-    dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
-                    .arg = w, .rank = c->rank, .nranks = c->nranks};
-    if (st == DL_OK)
-        st = dl_plan_run(&plan, &iw.ops, &iw, &x, send_result, w);
+    st = dl_plan_run(&plan, &iw.ops, &iw, &x, send_result, w);
     *own = iw.own_failure;
     be->fini(ctx);
+    free(opts);
     return st;
 }
 
@@ -202,9 +193,12 @@ int dl_worker_main(int fd)
     wk_t w = {.fd = fd};
     dl_wire_config_t c;
     uint64_t *sizes = NULL;
-    dl_status_t st = read_config(fd, &c, &sizes);
+    cJSON *opts = NULL;
+    dl_status_t st = read_config(fd, &c, &sizes, &opts);
     if (st != DL_OK) {
         dl_err("worker: no configuration from the supervisor");
+        free(sizes);
+        cJSON_Delete(opts);
         return 3;
     }
     w.rank = c.rank;
@@ -212,8 +206,9 @@ int dl_worker_main(int fd)
     dl_info("worker rank %d/%d, profile %s, backend %s, pid %ld", c.rank, c.nranks, c.profile,
             c.backend, (long)getpid());
     int own = 1;
-    st = measure(&w, &c, sizes, &own);
+    st = measure(&w, &c, sizes, opts, &own);
     send_end(&w, st, own);
     free(sizes);
+    cJSON_Delete(opts);
     return dl_status_exit_code(st);
 }

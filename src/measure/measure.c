@@ -35,6 +35,60 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds)
     return dl_algbw(bytes, seconds) * c->busbw_factor(nranks);
 }
 
+/* Packed: the coll id, whether the per-rank arrays follow, the record as it
+ * is in memory (both ends are the same executable), then the arrays. */
+typedef struct {
+    int32_t coll, arrays;
+    dl_result_t r;
+} packed_t;
+
+dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len)
+{
+    int arrays = r->wrong_per_rank && r->rank_mean_s;
+    size_t n = arrays ? (size_t)r->nranks : 0, size = sizeof(packed_t) + n * 16;
+    packed_t *p = calloc(1, size);
+    if (!p)
+        return DL_ERR_NOMEM;
+    p->coll = r->c.coll->id;
+    p->arrays = arrays;
+    p->r = *r;
+    p->r.c.coll = NULL;
+    p->r.wrong_per_rank = NULL;
+    p->r.rank_mean_s = NULL;
+    if (n) {
+        memcpy(p + 1, r->wrong_per_rank, n * 8);
+        memcpy((char *)(p + 1) + n * 8, r->rank_mean_s, n * 8);
+    }
+    *buf = p;
+    *len = (uint32_t)size;
+    return DL_OK;
+}
+
+dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out)
+{
+    packed_t p;
+    if (len < sizeof(p))
+        return DL_ERR_COMM;
+    memcpy(&p, buf, sizeof(p));
+    size_t n = p.arrays ? (size_t)p.r.nranks : 0;
+    if (p.coll < 0 || p.coll >= DL_COLL_COUNT || p.r.nranks < 1 || p.r.bus_ranks < 1 ||
+        len != sizeof(p) + n * 16)
+        return DL_ERR_COMM;
+    *out = p.r;
+    out->c.coll = dl_colls[p.coll];
+    if (n) {
+        out->wrong_per_rank = malloc(n * 8);
+        out->rank_mean_s = malloc(n * 8);
+        if (!out->wrong_per_rank || !out->rank_mean_s) {
+            dl_result_free(out);
+            return DL_ERR_NOMEM;
+        }
+        memcpy(out->wrong_per_rank, (const char *)buf + sizeof(p), n * 8);
+        memcpy(out->rank_mean_s, (const char *)buf + sizeof(p) + n * 8, n * 8);
+    }
+    return DL_OK;
+}
+
 void dl_result_free(dl_result_t *r)
 {
     free(r->wrong_per_rank);
@@ -172,11 +226,16 @@ static dl_status_t gather_per_rank(const dl_xcomm_t *x, double mine, double **ou
 }
 
 dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
-                            const dl_measure_opts_t *o, const dl_case_t *c, dl_result_t *out)
+                            const dl_measure_opts_t *opts, const dl_case_t *c, dl_result_t *out)
 {
+    dl_backend_traits_t tr;
+    dl_backend_traits(be, ctx, x->nranks, &tr);
+    dl_measure_opts_t mo = *opts, *o = &mo;
+    mo.unit_calls = tr.unit_calls;
     memset(out, 0, sizeof(*out));
     out->c = *c;
     out->nranks = x->nranks;
+    out->bus_ranks = tr.bus_ranks;
     double t0 = dl_now();
     dl_status_t st = agree(x, be->prepare(ctx, c));
     uint64_t wrong = 0;
@@ -218,7 +277,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     if (st == DL_OK) {
         out->avg_s = total / n;
         out->algbw_gbps = dl_algbw(c->counts.bytes, out->t.mean);
-        out->busbw_gbps = dl_busbw(c->coll, x->nranks, c->counts.bytes, out->t.mean);
+        out->busbw_gbps = dl_busbw(c->coll, out->bus_ranks, c->counts.bytes, out->t.mean);
     }
     out->status = st;
     return st;

@@ -13,23 +13,8 @@
 
 #include "../backends/backends.h"
 
-/* Cross-rank operations the loop needs between batches. */
-typedef struct {
-    /* In place, element-wise max over ranks of n doubles. */
-    dl_status_t (*max_doubles)(void *arg, double *v, size_t n);
-    /* In place, element-wise sum over ranks of n uint64. */
-    dl_status_t (*sum_u64)(void *arg, uint64_t *v, size_t n);
-    /* Gathers one double per rank to rank 0 (out has nranks entries there). */
-    dl_status_t (*gather_double)(void *arg, double v, double *out);
-    void *arg;
-    int rank, nranks;
-    /* Optional: told when this rank's backend failed, before the agreement
-     * its peers (still inside the collective) may never reach. */
-    void (*local_failure)(dl_status_t st);
-} dl_xcomm_t;
-
-/* The xcomm of ranks that are MPI processes (mpi_comm: MPI_Comm *, kept). */
-void dl_xcomm_mpi_init(dl_xcomm_t *x, void *mpi_comm);
+/* The loop's cross-rank steps go through the exchange object, dl_xcomm_t
+ * (backends.h). */
 
 typedef struct {
     int warmup;            /* untimed iterations before timing */
@@ -40,13 +25,15 @@ typedef struct {
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
-                            * Times come per call; batches are planned in units */
+                            * Times come per call; batches are planned in units.
+                            * Set from the backend's traits, never by a command */
 } dl_measure_opts_t;
 
 /* The outcome of one case: what a row of the table and of run.json holds. */
 typedef struct {
     dl_case_t c;
-    int nranks;
+    int nranks;             /* processes that measured (the per-rank arrays' length) */
+    int bus_ranks;          /* ranks the figures are for: nranks, or a model's */
     dl_stats_t t;           /* per-iteration time, slowest rank, seconds */
     double avg_s;           /* back-to-back average per iteration (slowest rank) */
     double algbw_gbps, busbw_gbps; /* from the mean, nccl-tests convention */
@@ -61,6 +48,10 @@ typedef struct {
 } dl_result_t;
 
 void dl_result_free(dl_result_t *r);
+/* The record crosses the worker boundary whole: packed into one malloc'd
+ * buffer, and unpacked (bad framing: DL_ERR_COMM) on the other side. */
+dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len);
+dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out);
 
 /* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
 double dl_algbw(uint64_t bytes, double seconds);

@@ -1,6 +1,7 @@
 /* Baseline rows from an earlier dlcomm run (run.json). */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,8 +52,17 @@ double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_
     if (!sim || dl_sim_system_check(system, &nodes, &gpn) != DL_OK || gpn < 1)
         return -1;
     int m = nhosts * gpn;
-    dl_backend_cfg_t cfg = {.rank = 0, .nranks = m, .sim_nodes = nhosts, .system_path = system,
-                            .profile_name = "preflight"};
+    /* The model's options through its own table, as a command line would give them. */
+    char nodes_s[16];
+    snprintf(nodes_s, sizeof(nodes_s), "%d", nhosts);
+    char *args[] = {"--system", (char *)system, "--sim-nodes", nodes_s};
+    void *opts = calloc(1, sim->opts_size);
+    int help = 0;
+    if (!opts || dl_opts_parse(sim->opts, sim->nopts, opts, 4, args, NULL, 0, NULL, &help) != DL_OK) {
+        free(opts);
+        return -1;
+    }
+    dl_backend_cfg_t cfg = {.rank = 0, .nranks = m, .opts = opts, .profile_name = "preflight"};
     char *dbg = getenv("NCCL_DEBUG_FILE") ? strdup(getenv("NCCL_DEBUG_FILE")) : NULL;
     unsetenv("NCCL_DEBUG_FILE");
     void *ctx = NULL;
@@ -60,6 +70,7 @@ double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_
     if (dbg)
         setenv("NCCL_DEBUG_FILE", dbg, 1);
     free(dbg);
+    free(opts); /* read at init only */
     if (st != DL_OK)
         return -1;
     dl_case_t cs;

@@ -4,6 +4,13 @@
 
 #include "preflight.h"
 
+/* An opened backend, behind the one fault-injection wrapper: measure
+ * through &b->w.ops with &b->w as its context. */
+typedef struct {
+    void *ctx;
+    dl_inject_wrap_t w;
+} pf_be_t;
+
 /* Scope bits of dl_pf_opts_t.scopes. */
 #define DL_PF_SCOPE_NODE 1
 #define DL_PF_SCOPE_RAIL 2
@@ -20,6 +27,10 @@ typedef struct {
     cJSON *v_hosts, *v_gpus, *v_pairs, *v_rails;
     int npass, nwarn, nfail, nskip;
 } pf_ctx_t;
+
+/* Opens c->be over the exchange x (its ranks) for cases up to max_bytes. */
+dl_status_t pf_be_open(pf_ctx_t *c, const dl_xcomm_t *x, uint64_t max_bytes, pf_be_t *b);
+void pf_be_close(pf_ctx_t *c, pf_be_t *b);
 
 /* One check: a line on stdout and an entry in "checks" (rank 0 only; a
  * no-op elsewhere). figures may be NULL; it is taken over. hosts: host

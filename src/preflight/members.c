@@ -24,6 +24,25 @@ static dl_status_t quiet_barrier(MPI_Comm world)
     return DL_OK;
 }
 
+dl_status_t pf_be_open(pf_ctx_t *c, const dl_xcomm_t *x, uint64_t max_bytes, pf_be_t *b)
+{
+    dl_backend_cfg_t cfg = {.rank = x->rank, .nranks = x->nranks, .xc = x,
+                            .profile_name = "preflight", .max_bytes = max_bytes,
+                            .deadline_s = c->o->timeout_s};
+    b->ctx = NULL;
+    dl_status_t st = c->be->init(&cfg, &b->ctx);
+    /* Injection names world ranks: a member's rank is mapped back. */
+    dl_inject_wrap(&b->w, &c->o->inject, c->be, b->ctx, c->rank, NULL);
+    return st;
+}
+
+void pf_be_close(pf_ctx_t *c, pf_be_t *b)
+{
+    if (b->ctx)
+        c->be->fini(b->ctx);
+    b->ctx = NULL;
+}
+
 /* One member's measurement, on the ranks of that member. */
 static dl_status_t measure_one(pf_ctx_t *c, MPI_Comm sub, dl_coll_id_t coll, uint64_t bytes,
                                double *busbw, uint64_t *wrong)
@@ -31,18 +50,16 @@ static dl_status_t measure_one(pf_ctx_t *c, MPI_Comm sub, dl_coll_id_t coll, uin
     int rank, n;
     MPI_Comm_rank(sub, &rank);
     MPI_Comm_size(sub, &n);
-    dl_backend_cfg_t cfg = {.rank = rank, .nranks = n, .comm = &sub, .profile_name = "preflight",
-                            .max_bytes = bytes, .deadline_s = c->o->timeout_s};
-    void *bctx = NULL;
-    dl_status_t st = c->be->init(&cfg, &bctx);
-    if (st != DL_OK)
-        return st;
     dl_xcomm_t x;
     dl_xcomm_mpi_init(&x, &sub);
+    pf_be_t b;
+    dl_status_t st = pf_be_open(c, &x, bytes, &b);
+    if (st != DL_OK)
+        return st;
     dl_case_t cs;
     dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, bytes, n, rank);
     dl_result_t r;
-    st = dl_measure_case(c->be, bctx, &x, &c->o->mo, &cs, &r);
+    st = dl_measure_case(&b.w.ops, &b.w, &x, &c->o->mo, &cs, &r);
     if (st == DL_OK) {
         /* The median iteration: one descheduled iteration must not make a
          * healthy member look slow. */
@@ -50,7 +67,7 @@ static dl_status_t measure_one(pf_ctx_t *c, MPI_Comm sub, dl_coll_id_t coll, uin
         *wrong = r.wrong;
     }
     dl_result_free(&r);
-    c->be->fini(bctx);
+    pf_be_close(c, &b);
     return st;
 }
 

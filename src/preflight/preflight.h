@@ -45,6 +45,7 @@ typedef struct {
     int gpu_checks;            /* NVML health, 0 = skip */
     double max_temp_c;         /* gpu: warn above */
     const char *json_path;     /* where rank 0 writes the document (NULL: nowhere) */
+    dl_inject_t inject;        /* DLCOMM_INJECT, parsed by the command */
 } dl_pf_opts_t;
 
 /* Which ranks share a host (the same on every rank). */

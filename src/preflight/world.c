@@ -6,13 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static dl_status_t world_init(pf_ctx_t *c, uint64_t max_bytes, void **bctx, dl_xcomm_t *x)
+static dl_status_t world_init(pf_ctx_t *c, uint64_t max_bytes, pf_be_t *b, dl_xcomm_t *x)
 {
-    dl_backend_cfg_t cfg = {.rank = c->rank, .nranks = c->nranks, .comm = &c->world,
-                            .profile_name = "preflight", .max_bytes = max_bytes,
-                            .deadline_s = c->o->timeout_s};
     dl_xcomm_mpi_init(x, &c->world);
-    return c->be->init(&cfg, bctx);
+    return pf_be_open(c, x, max_bytes, b);
 }
 
 /* "rank 3 (dlh2): 12, rank 5 (dlh3): 1" and blames those hosts. */
@@ -31,7 +28,7 @@ static void name_wrong(pf_ctx_t *c, const uint64_t *per_rank, char *buf, size_t 
     }
 }
 
-static dl_status_t check_one(pf_ctx_t *c, void *bctx, const dl_xcomm_t *x, const dl_coll_t *coll)
+static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const dl_coll_t *coll)
 {
     dl_measure_opts_t once = {.warmup = 0, .iters = 1, .min_iters = 1, .max_iters = 1,
                               .check = 1, .ci_target = 1, .budget_s = 1};
@@ -41,7 +38,7 @@ static dl_status_t check_one(pf_ctx_t *c, void *bctx, const dl_xcomm_t *x, const
         dl_result_t r;
         dl_case_init(&cs, coll, DL_DT_FLOAT32, DL_OP_SUM, (dl_place_t)place, 0,
                      c->o->check_bytes, c->nranks, c->rank);
-        dl_status_t st = dl_measure_case(c->be, bctx, x, &once, &cs, &r);
+        dl_status_t st = dl_measure_case(&b->w.ops, &b->w, x, &once, &cs, &r);
         if (st != DL_OK) {
             dl_result_free(&r);
             free(per_rank);
@@ -79,17 +76,16 @@ static dl_status_t check_one(pf_ctx_t *c, void *bctx, const dl_xcomm_t *x, const
 
 dl_status_t pf_correctness(pf_ctx_t *c)
 {
-    void *bctx = NULL;
+    pf_be_t b;
     dl_xcomm_t x;
-    dl_status_t st = world_init(c, c->o->check_bytes, &bctx, &x);
+    dl_status_t st = world_init(c, c->o->check_bytes, &b, &x);
     for (int i = 0; st == DL_OK && i < DL_COLL_COUNT; i++) {
         char step[64];
         snprintf(step, sizeof(step), "correctness %s", dl_colls[i]->name);
         pf_step(step);
-        st = check_one(c, bctx, &x, dl_colls[i]);
+        st = check_one(c, &b, &x, dl_colls[i]);
     }
-    if (bctx)
-        c->be->fini(bctx);
+    pf_be_close(c, &b);
     return st;
 }
 
@@ -135,9 +131,9 @@ dl_status_t pf_bandwidth(pf_ctx_t *c)
     uint64_t max = 0;
     for (size_t s = 0; s < c->o->nsizes; s++)
         max = c->o->sizes[s] > max ? c->o->sizes[s] : max;
-    void *bctx = NULL;
+    pf_be_t b;
     dl_xcomm_t x;
-    dl_status_t st = world_init(c, max, &bctx, &x);
+    dl_status_t st = world_init(c, max, &b, &x);
     for (size_t k = 0; st == DL_OK && k < DL_ARRAY_SIZE(colls); k++)
         for (size_t s = 0; st == DL_OK && s < c->o->nsizes; s++) {
             dl_case_t cs;
@@ -145,12 +141,11 @@ dl_status_t pf_bandwidth(pf_ctx_t *c)
             pf_step("bandwidth world");
             dl_case_init(&cs, dl_colls[colls[k]], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0,
                          c->o->sizes[s], c->nranks, c->rank);
-            st = dl_measure_case(c->be, bctx, &x, &c->o->mo, &cs, &r);
+            st = dl_measure_case(&b.w.ops, &b.w, &x, &c->o->mo, &cs, &r);
             if (st == DL_OK)
                 judge_bw(c, &r);
             dl_result_free(&r);
         }
-    if (bctx)
-        c->be->fini(bctx);
+    pf_be_close(c, &b);
     return st;
 }

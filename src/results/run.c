@@ -62,14 +62,19 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
     cJSON_AddNumberToObject(o, "bytes_requested", (double)c->bytes_requested);
     cJSON_AddNumberToObject(o, "bytes", (double)c->counts.bytes);
     cJSON_AddNumberToObject(o, "count", (double)c->counts.param_count);
-    cJSON_AddNumberToObject(o, "ranks", r->nranks);
+    /* A model's rows are for the ranks it modelled; the processes that
+     * carried it (and the per-rank arrays) are said apart. */
+    int ranks = r->bus_ranks > 0 ? r->bus_ranks : r->nranks;
+    cJSON_AddNumberToObject(o, "ranks", ranks);
+    if (ranks != r->nranks)
+        cJSON_AddNumberToObject(o, "processes", r->nranks);
     cJSON_AddNumberToObject(o, "iterations", (double)r->t.n);
     cJSON_AddBoolToObject(o, "converged", r->converged);
     cJSON_AddItemToObject(o, "time_us", time_obj(&r->t));
     cJSON_AddNumberToObject(o, "avg_us", r->avg_s * 1e6);
     cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw_gbps);
     cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw_gbps);
-    cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(r->nranks));
+    cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(ranks));
     cJSON_AddNumberToObject(o, "setup_s", r->setup_s);
     cJSON_AddNumberToObject(o, "timed_s", r->timed_s);
     cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);

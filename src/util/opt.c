@@ -208,3 +208,69 @@ const char *dl_opt_nonneg_long(const void *field)
 {
     return *(const long *)field >= 0 ? NULL : "must be >= 0";
 }
+
+/* The inverse of dl_opts_echo: options carried as its JSON (to a worker)
+ * become the struct again; strings point into json_obj, which must live
+ * as long as target. A key missing or of the wrong type: DL_ERR_INTERNAL. */
+dl_status_t dl_opts_load_json(const dl_opt_t *opts, size_t nopts, void *target,
+                              const void *json_obj)
+{
+    const cJSON *obj = json_obj;
+    for (size_t i = 0; i < nopts; i++) {
+        const dl_opt_t *o = &opts[i];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, o->longname);
+        if (o->kind == DL_OPT_FLAG ? !cJSON_IsBool(v)
+            : o->kind == DL_OPT_STR ? !(cJSON_IsString(v) || cJSON_IsNull(v))
+                                    : !cJSON_IsNumber(v))
+            return DL_ERR_INTERNAL;
+        switch (o->kind) {
+        case DL_OPT_FLAG: *FIELD(target, o, int) = cJSON_IsTrue(v); break;
+        case DL_OPT_STR:
+            *FIELD(target, o, const char *) = cJSON_IsString(v) ? v->valuestring : NULL;
+            break;
+        case DL_OPT_INT: *FIELD(target, o, long) = (long)v->valuedouble; break;
+        case DL_OPT_DOUBLE: *FIELD(target, o, double) = v->valuedouble; break;
+        case DL_OPT_SIZE: *FIELD(target, o, uint64_t) = (uint64_t)v->valuedouble; break;
+        }
+    }
+    return DL_OK;
+}
+
+dl_status_t dl_optset_init(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size,
+                           const dl_opt_t *const *extra, const size_t *nextra,
+                           const size_t *extra_size, size_t nsets)
+{
+    size_t n = nbase, size = base_size;
+    memset(s, 0, sizeof(*s));
+    for (size_t k = 0; k < nsets; k++)
+        n += nextra[k];
+    s->opts = calloc(n ? n : 1, sizeof(dl_opt_t));
+    s->offset = calloc(nsets + 1, sizeof(size_t));
+    if (!s->opts || !s->offset)
+        return DL_ERR_NOMEM;
+    memcpy(s->opts, base, nbase * sizeof(dl_opt_t));
+    s->n = nbase;
+    for (size_t k = 0; k < nsets; k++) {
+        size = (size + 15) & ~(size_t)15; /* every member struct starts aligned */
+        s->offset[k] = size;
+        for (size_t i = 0; i < nextra[k]; i++) {
+            /* Two backends may share an option (the same name): the first
+             * row parses it, into its own struct. */
+            if (find_long(s->opts, s->n, extra[k][i].longname, strlen(extra[k][i].longname)))
+                continue;
+            s->opts[s->n] = extra[k][i];
+            s->opts[s->n++].offset += size;
+        }
+        size += extra_size[k];
+    }
+    s->target = calloc(1, size ? size : 1);
+    return s->target ? DL_OK : DL_ERR_NOMEM;
+}
+
+void dl_optset_free(dl_optset_t *s)
+{
+    free(s->opts);
+    free(s->offset);
+    free(s->target);
+    memset(s, 0, sizeof(*s));
+}

@@ -2,7 +2,7 @@
  * util: what every other part of dlcomm leans on and nothing else provides:
  * the one status type (and its exit codes), logging, size parsing, string
  * lists, statistics over samples, atomic file writes and the declarative
- * option table. Depends on libc only.
+ * option table. Depends on libc, and on cJSON for the options' JSON echo.
  */
 #ifndef DL_UTIL_H
 #define DL_UTIL_H
@@ -121,6 +121,26 @@ int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, 
                     char **pos, int maxpos, int *npos, const char *usage);
 /* Adds each option's effective value to a cJSON object (cJSON *). */
 void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj);
+
+/* The inverse of the echo (options carried to a worker as JSON); strings
+ * point into json_obj. DL_ERR_INTERNAL when a key is missing or mistyped. */
+dl_status_t dl_opts_load_json(const dl_opt_t *opts, size_t nopts, void *target,
+                              const void *json_obj);
+
+/* One command line for a command's table and those of its plug-ins (each
+ * backend's options): the rows joined, each plug-in's struct placed in one
+ * target after the command's (its offset[k]), so one parse, one --help
+ * and one echo serve all. The command's struct is at target + 0. */
+typedef struct {
+    dl_opt_t *opts;
+    size_t n;
+    size_t *offset; /* [nsets] where plug-in k's struct starts in target */
+    void *target;
+} dl_optset_t;
+dl_status_t dl_optset_init(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size,
+                           const dl_opt_t *const *extra, const size_t *nextra,
+                           const size_t *extra_size, size_t nsets);
+void dl_optset_free(dl_optset_t *s);
 
 /* Monotonic wall clock in seconds. */
 double dl_now(void);
