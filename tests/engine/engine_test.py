@@ -192,6 +192,41 @@ def case_sigterm(c):
     wait_no_leftovers(c)
 
 
+def case_slow(c):
+    """slow:R:P:F means the same on every backend: rank R enters each call late
+    by (F - 1) x its previous call, so the row's (slowest-rank) time grows F-fold
+    and rank R's own time carries the wait; the other profile is untouched. The
+    sim is deterministic, so each profile is compared with itself unfaulted."""
+    args = ["-p", "default,ring", "-n", "50", "-w", "5", "--no-check"] + SMALL
+    c.sweep(2, args, env={"DLCOMM_INJECT": "slow:1:ring:4"})
+    base = Ctx("slowbase", c.dlcomm, c.mpirun)
+    base.sweep(2, args)
+    slow, ok = profiles(c.run_json()), profiles(base.run_json())
+    for a, b in zip(ok["ring"]["results"], slow["ring"]["results"]):
+        ratio = b["time_us"]["mean"] / a["time_us"]["mean"]
+        check(3.8 < ratio < 4.2, "slow x4 on ring: time ratio %.3f at %d B" % (ratio, a["bytes"]))
+        r0, r1 = b["rank_time_us"]
+        check(r1 > 3.5 * r0, "rank 1 (slow) %.2f us, rank 0 %.2f us" % (r1, r0))
+    for a, b in zip(ok["default"]["results"], slow["default"]["results"]):
+        ratio = b["time_us"]["mean"] / a["time_us"]["mean"]
+        check(0.99 < ratio < 1.01, "default (no fault) changed: ratio %.3f" % ratio)
+
+
+def case_inject_bounds(c):
+    """An injection that cannot act is refused before anything is written."""
+    for env, want in (({"DLCOMM_INJECT": "hang:5"}, "rank 5 does not exist: this run has 2"),
+                      ({"DLCOMM_INJECT": "crash:1"}, "crash needs a worker backend")):
+        cmd = c.mpirun + ["-np", "2", "-x", "DLCOMM_INJECT", c.dlcomm, "sweep", "--backend",
+                          "mpi" if "crash" in env["DLCOMM_INJECT"] else "sim", "--out", c.out,
+                          "-b", "8", "-e", "64"]
+        p = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True,
+                           timeout=60)
+        errs = [l for l in p.stderr.splitlines() if l.startswith("dlcomm:")]
+        check(p.returncode == 2, "%s: exit %d\n%s" % (env, p.returncode, p.stderr))
+        check(len(errs) == 1 and want in errs[0], "%s: stderr %s" % (env, errs))
+        check(not os.path.exists(c.out), "%s: a results folder was made" % env)
+
+
 def write(c, name, text):
     path = os.path.join(c.dir, name)
     with open(path, "w") as f:

@@ -167,6 +167,39 @@ static void wrapper_keeps_supports(void **state)
     assert_int_equal(dl_plan_cases(&p, &iw.ops), 2);
 }
 
+/* DLCOMM_INJECT is parsed strictly: every malformed text is refused. */
+static void inject_parse_strict(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "hang", "hang:", "hang: 0", "hang:0:mpi:2", "hang:0:ring:2:extra", "slow:0:*:inf",
+        "slow:0:*:1e308", "slow:0:*:1", "slow:0:*:0.5", "slow:0:*:nan", "slow:0:*:", "hang:x",
+        "hang:-2", "hang:2147483648", "hang:+1", "hang:1.5", "bogus:0", "HANG:0", ":0",
+        "hang:0:", "hang:0:bad name", "corrupt:0:*:3"};
+    dl_inject_t inj;
+    dl_log_set_mute(1);
+    for (size_t i = 0; i < DL_ARRAY_SIZE(bad); i++)
+        if (dl_inject_parse(bad[i], &inj) != DL_ERR_USAGE)
+            fail_msg("DLCOMM_INJECT='%s' was accepted", bad[i]);
+    dl_log_set_mute(0);
+    assert_int_equal(dl_inject_parse("slow:3:ring:2.5", &inj), DL_OK);
+    assert_int_equal(inj.kind, DL_INJECT_SLOW);
+    assert_int_equal(inj.rank, 3);
+    assert_string_equal(inj.profile, "ring");
+    assert_true(inj.factor == 2.5);
+    assert_int_equal(dl_inject_parse("hang:*", &inj), DL_OK);
+    assert_int_equal(inj.rank, -1);
+    assert_int_equal(dl_inject_active(&inj, 7, "default"), DL_INJECT_HANG);
+    assert_int_equal(dl_inject_parse("crash:1:*", &inj), DL_OK);
+    assert_int_equal(dl_inject_active(&inj, 0, NULL), DL_INJECT_NONE);
+    /* Every kind acts on every backend, or is refused there. */
+    dl_log_set_mute(1);
+    assert_int_equal(dl_inject_validate(&inj, dl_backend_find("mpi"), 2), DL_ERR_USAGE);
+    assert_int_equal(dl_inject_validate(&inj, dl_backend_find("sim"), 2), DL_OK);
+    assert_int_equal(dl_inject_validate(&inj, dl_backend_find("sim"), 1), DL_ERR_USAGE);
+    dl_log_set_mute(0);
+}
+
 /* A profile's reason is the worker's error, not a note it wrote after it. */
 static void last_error_is_the_error(void **state)
 {
@@ -230,6 +263,7 @@ int main(void)
         cmocka_unit_test(profile_loads),
         cmocka_unit_test(profile_refusals),
         cmocka_unit_test(wrapper_keeps_supports),
+        cmocka_unit_test(inject_parse_strict),
         cmocka_unit_test(last_error_is_the_error),
         cmocka_unit_test(ncclog_reads_a_real_log),
     };
