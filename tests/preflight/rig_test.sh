@@ -35,7 +35,7 @@ elif [ "$mode" = simslow ]; then
   h=$(( (hosts + 1) / 2 + 1 ))
   bad=pft$h
   # The host's second rank (2 slots per host, filled in order): slow x4 in its worker.
-  export DLCOMM_INJECT=slow:$(( (h - 1) * 2 + 1 )):*:4
+  export DLCOMM_INJECT="slow:$(( (h - 1) * 2 + 1 )):*:4"
 fi
 start=$(date +%s.%N)
 set +e
