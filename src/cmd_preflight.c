@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "preflight/preflight.h"
 #include "results/results.h"
+#include "sys/gpus.h"
 
 typedef struct {
     const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend;
@@ -240,6 +241,10 @@ int cmd_preflight(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (a.gpu && dl_gpus_check(MPI_COMM_WORLD, 1, "or --no-gpu for CPU ranks")) {
+        MPI_Finalize(); /* a GPU host with more ranks than GPUs: nothing checked or written */
+        return 2;
+    }
     cJSON *doc = rank == 0 ? doc_new(&a, argc - 1, argv + 1) : NULL;
     st = dl_preflight_run(&ps.o, dl_backend_find("mpi"), MPI_COMM_WORLD, doc);
     int code = rank == 0 ? finish(&a, doc, st) : dl_status_exit_code(st);
