@@ -222,6 +222,7 @@ static void help_roff(FILE *f, const char *usage, const dl_opt_t *opts, size_t n
         }
         fputc('\n', f);
     }
+    fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nthis text\n", f);
 }
 
 /* Completion's view: every spelling of every option, one a line. */
