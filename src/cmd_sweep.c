@@ -11,10 +11,10 @@
 #include "analysis/analysis.h"
 #include "backends/backends.h"
 #include "commands.h"
-#include "sys/gpus.h"
 #include "engine/engine.h"
 #include "measure/measure.h"
 #include "results/results.h"
+#include "sys/gpus.h"
 #include "sys/sys.h"
 
 typedef struct {
