@@ -15,6 +15,7 @@ profiles_from "$P/usr/bin/dlcomm" "$P/usr/share/dlcomm/profiles"
 sim_sweep "$P/usr/bin/dlcomm" default,p2p-off,socket "$P/run"
 (cd / && "$P/usr/bin/dlcomm" sweep --backend sim --system h200-sxm-8 -p default -b 8 -e 8 -q \
    --out "$P/run2" -n 1 -w 0) || fail "--system h200-sxm-8 not found from the prefix"
+command -v man >/dev/null || fail "man is missing (scripts/install-deps.sh installs man-db)"
 MANPATH="$P/usr/share/man" man -w dlcomm | grep -q "$P/usr/share/man/man1/dlcomm.1.gz" ||
   fail "man -w dlcomm does not find the installed page"
 # The page documents what --help says: every sweep option is in both.
