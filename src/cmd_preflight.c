@@ -8,9 +8,10 @@
 #include "backends/backends.h"
 #include "commands.h"
 #include "engine/engine.h"
-#include "sys/sys.h"
 #include "preflight/preflight.h"
 #include "results/results.h"
+#include "sys/gpus.h"
+#include "sys/sys.h"
 
 typedef struct {
     const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend, *profile;
@@ -326,6 +327,9 @@ static int pick(const pf_cli_t *a, pf_setup_t *ps, pf_workers_t *w, int rank, in
     dl_log_set_mute(0);
     if (st != DL_OK)
         return dl_status_exit_code(st);
+    /* More ranks than GPUs on a host: refused before anything is checked or written. */
+    if (dl_backend_has(w->be, DL_CAP_DEVICE) && dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi"))
+        return 2;
     ps->o.modelled = dl_backend_has(w->be, DL_CAP_MODELLED);
     if (!dl_backend_has(w->be, DL_CAP_WORKER)) {
         ps->o.on_world = ps->o.on_scopes = (struct dl_pf_backend){w->be, NULL, w->be->name};

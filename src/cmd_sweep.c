@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "measure/measure.h"
 #include "results/results.h"
+#include "sys/gpus.h"
 #include "sys/sys.h"
 
 typedef struct {
@@ -491,6 +492,8 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     dl_log_set_mute(0);
     if (st != DL_OK)
         return dl_status_exit_code(st);
+    if (dl_backend_has(be, DL_CAP_DEVICE) && dl_gpus_check(world, 0, "or --backend mpi"))
+        return 2; /* more ranks than GPUs on a host: every rank agreed, nothing written */
     int workers = dl_backend_has(be, DL_CAP_WORKER), modelled = dl_backend_has(be, DL_CAP_MODELLED);
     sweep_inputs_t in;
     st = load_inputs(cli, be, rank, &in);
