@@ -51,7 +51,7 @@ static dl_status_t spawn(dl_session_t *s)
     if (!ok) {
         kill_worker(s);
         s->level = 3;
-        snprintf(s->fault, sizeof(s->fault), "crashed: the worker did not start (see %s)", s->w.log);
+        snprintf(s->fault, sizeof(s->fault), "crashed: the worker did not start (see %.200s)", s->w.log);
         return DL_ERR_CRASH;
     }
     dl_wire_config_t w;
@@ -190,7 +190,7 @@ static dl_status_t ask(px_t *p, uint16_t type, const void *a, uint32_t alen, dl_
         s->level = 3;
         dl_worker_describe_exit(&s->w, how, sizeof(how));
         dl_worker_last_error(s->w.log, 0, last, sizeof(last));
-        snprintf(s->fault, sizeof(s->fault), "crashed: the worker %s%s%s", how,
+        snprintf(s->fault, sizeof(s->fault), "crashed: the worker %.100s%s%.150s", how,
                  last[0] ? "; its last words: " : "", last);
         return DL_ERR_CRASH;
     }
