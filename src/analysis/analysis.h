@@ -168,15 +168,50 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
 
 /* ---- report ---- */
 
-/* Prints the report (text) or writes JSON to f; baseline: a single-node run
- * for the hierarchical all-reduce advice (NULL when none). */
+/* The report's figures, computed once and rendered as text, JSON or HTML. */
+#define DL_NBANDS 3
+typedef struct {
+    const char *name;   /* "< 64 KiB" */
+    uint64_t lo, hi;    /* lo <= bytes < hi */
+    int best, second;   /* curve indices, -1: none */
+    double sc_best, sc_second; /* geometric-mean time, us */
+    int nsizes;
+} dl_rep_band_t;
+
+typedef struct {
+    char coll[64];
+    char (*names)[64];  /* profile of each curve */
+    dl_curve_t *cv;
+    size_t ncv;
+    dl_rep_band_t bands[DL_NBANDS];
+} dl_rep_coll_t;
+
+typedef enum { DL_ADV_HOROVOD, DL_ADV_NCCL } dl_adv_section_t;
+typedef struct {
+    dl_adv_section_t section;
+    char name[64], value[64]; /* value "" : not judged */
+    char why[1024];
+} dl_advice_t;
+
+typedef struct {
+    int modelled;
+    dl_rep_coll_t *colls;
+    size_t ncolls;
+    dl_advice_t *adv;
+    size_t nadv, advcap;
+} dl_report_t;
+
+/* baseline: a single-node run for the hierarchical all-reduce advice (NULL
+ * when none). */
+dl_status_t dl_an_report_make(const dl_run_t *r, const dl_run_t *baseline, dl_report_t *out);
+void dl_an_report_free(dl_report_t *rep);
+/* Prints the report (text) or writes JSON to f. */
 dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, int json);
 
 /* Internal to report: distinct profile (profiles 1) or collective names in
- * order of appearance; the advice section (text to f, or into JSON j). */
-struct cJSON;
+ * order of appearance; the advice (appended to rep->adv). */
 size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
-void dl_an_advice(FILE *f, struct cJSON *j, const dl_run_t *r, const dl_run_t *baseline);
+dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *baseline);
 
 /* ---- Prometheus (node_exporter textfile collector) ---- */
 
