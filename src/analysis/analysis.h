@@ -34,6 +34,11 @@ typedef struct {
     int modelled;
     /* Algorithm and protocol the profile forces ("" when not forced). */
     char algo[32], proto[32];
+    /* dlcomm runs: the backend, what NCCL said it used ("P2P 8 channels;
+     * network IB; GDR"), the contradictions with the profile ("rank 1: ...;
+     * ..."), the sim's system name and modelled nodes ("" / 0: unknown). */
+    char backend[16], used[160], contra[512], system[64];
+    int sim_nodes;
 } dl_prof_t;
 
 typedef enum { DL_FMT_DLCOMM, DL_FMT_NCCLT_JSON, DL_FMT_NCCLT_TEXT } dl_fmt_t;
@@ -50,6 +55,8 @@ typedef struct {
     int nhosts, ranks;
     char tool[48];        /* "dlcomm 0.1.0", "nccl-tests 2.19.6" */
     char nccl[32], cuda[32], driver[32], mpi[64], started[32];
+    char kernel[96], gpu[96]; /* rank 0's host kernel; the GPU a worker reported */
+    char system[512];         /* sim: the system description the sweep modelled */
 } dl_run_t;
 
 const char *dl_fmt_name(dl_fmt_t f);
@@ -212,6 +219,30 @@ dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, i
  * order of appearance; the advice (appended to rep->adv). */
 size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
 dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *baseline);
+
+/* ---- HTML pages (html*.c, svg.c) ---- */
+
+/* The busbw a system's links allow (the level a chart draws), from a system
+ * description (topologies/systems): inside a node NVLink (else PCIe, else
+ * shared memory), between nodes the node's NICs together (else TCP), the
+ * lower of the two. gbps NAN when unknown. */
+typedef struct {
+    double gbps;
+    char label[192];
+} dl_line_t;
+dl_status_t dl_an_line_rate(const char *system_file, int nodes, dl_line_t *out);
+/* The line of the system r says it modelled (sim), or of system_file when
+ * given (a measured run's hardware); NAN when neither is known. */
+void dl_an_run_line(const dl_run_t *r, const char *system_file, dl_line_t *out);
+
+/* One self-contained page each, written atomically to path. */
+dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_t *baseline,
+                              const dl_line_t *line);
+dl_status_t dl_an_html_compare(const char *path, const dl_run_t *b, const dl_run_t *n,
+                               const dl_cmp_opts_t *o, const dl_cmp_t *c);
+/* A path --html may write: not empty, not a folder, its folder writable
+ * (checked before any work, so a bad path costs nothing). */
+dl_status_t dl_an_html_check(const char *opt, const char *path);
 
 /* ---- Prometheus (node_exporter textfile collector) ---- */
 
