@@ -156,6 +156,13 @@ typedef struct {
 dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
                           dl_cmp_t *out);
 void dl_an_cmp_free(dl_cmp_t *c);
+/* The pairs, regressions first, then by change, worst first (all 0: the
+ * unchanged ones left out); caller frees the array. */
+const dl_pair_t **dl_an_cmp_sorted(const dl_cmp_t *c, int all, size_t *nv);
+/* The verdict of the whole comparison: 1 a regression (a pair, a profile
+ * that no longer finishes, wrong elements in new), else 0. */
+int dl_an_cmp_regressed(const dl_cmp_t *c);
+const char *dl_an_metric_name(dl_metric_t m);
 void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
                      const dl_cmp_t *c);
 dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *n,

@@ -66,7 +66,7 @@ static const char style[] =
     "h1{font-size:1.4em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
     "table{border-collapse:collapse;margin:.5em 0;font-size:.9em}"
     "th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}"
-    "td.num{text-align:right}caption{text-align:left;font-weight:bold;padding:2px 0}"
+    "td.num{text-align:right;white-space:nowrap}caption{text-align:left;font-weight:bold;padding:2px 0}"
     ".bad,.regression{background:#fdd;font-weight:bold}.warn{background:#fec}"
     ".good{background:#dfd}.verdict{font-size:1.3em;padding:.5em;border:2px solid #444}"
     ".notice{border-left:6px solid #c00;padding:.3em .8em;background:#fee}"
