@@ -227,6 +227,42 @@ dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, i
 size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
 dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *baseline);
 
+/* ---- history ---- */
+
+typedef struct {
+    const dl_run_t *run;
+    char profile[64];
+    char key[320];    /* "hosts|profile": the group */
+    double t;         /* started, Unix seconds */
+} dl_hist_run_t;
+
+typedef struct {
+    dl_run_t *runs;
+    size_t nruns, cap, skipped;
+    dl_hist_run_t *ent; /* one per (run, profile), by group then time */
+    size_t nent, ngroups;
+} dl_hist_t;
+
+typedef struct {
+    size_t count[4], npairs, wrong;
+    int failed, regressed;
+} dl_hist_verdict_t;
+
+/* Every run under the folders (or files) given; one line and DL_ERR_INPUT
+ * when a path does not exist or no run is found. */
+dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h);
+void dl_an_history_free(dl_hist_t *h);
+void dl_an_history_changes(const dl_run_t *a, const dl_run_t *b, char *buf, size_t len);
+size_t dl_an_history_sizes(const dl_hist_run_t *last, const char *coll, uint64_t *out);
+double dl_an_history_bw(const dl_hist_run_t *e, const char *coll, uint64_t bytes, double *time_us);
+dl_status_t dl_an_history_verdict(const dl_hist_run_t *prev, const dl_hist_run_t *last,
+                                  dl_hist_verdict_t *v);
+/* The collective a group's trends follow: all-reduce when it has one. */
+const char *dl_an_history_coll(const dl_hist_run_t *last, char *buf, size_t len);
+/* Text to f; with html, also the page. */
+dl_status_t dl_an_history_print(FILE *f, const dl_hist_t *h);
+dl_status_t dl_an_html_history(const char *path, const dl_hist_t *h);
+
 /* ---- HTML pages (html*.c, svg.c) ---- */
 
 /* The busbw a system's links allow (the level a chart draws), from a system
@@ -256,8 +292,9 @@ dl_status_t dl_an_html_check(const char *opt, const char *path);
 dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
 
 /* What sweep calls on rank 0 once run.json is in dir: plot into dir when
- * plot is set, write the Prometheus file when prom is not NULL. */
-dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom);
+ * plot is set, write the Prometheus file when prom is not NULL, the report
+ * page when html is not NULL. */
+dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const char *html);
 /* Before a sweep starts: gnuplot present for --plot, the --prometheus
  * file's folder writable (or the run folder outdir, made later). One line
  * and DL_ERR_* when not. */
