@@ -16,9 +16,10 @@
 #define MT 34
 #define MB 52
 
-/* Okabe-Ito: told apart by people with colour-vision deficiencies. */
+/* Okabe-Ito (its yellow, too faint on white, made grey): told apart by
+ * people with colour-vision deficiencies. */
 static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+                                      "#E69F00", "#56B4E9", "#000000", "#777777"};
 static const char *const dashes[] = {"", "7 3", "2 2", "9 3 2 3", "4 4", "1 3", "12 4", "5 2 1 2"};
 #define NSTYLE 8
 
@@ -54,7 +55,7 @@ static void marker(dl_buf_t *b, int k, double x, double y, const char *col, cons
     case 1: dl_buf_printf(b, "M%.1f %.1fh%gv%gh%gz", x - r, y - r, 2 * r, 2 * r, -2 * r); break;
     case 2: dl_buf_printf(b, "M%.1f %.1fl%g %gh%gz", x, y - r - 1, r + 1, 2 * r + 1, -2 * r - 2); break;
     case 3: dl_buf_printf(b, "M%.1f %.1fl%g %gl%g %gl%g %gz", x, y - r - 1, r + 1, r + 1, -r - 1, r + 1, -r - 1, -r - 1); break;
-    case 4: dl_buf_printf(b, "M%.1f %.1fl%g %gm0 %gl%g %g", x - r, y - r, 2 * r, 2 * r, -2 * r, 2 * r, -2 * r); break;
+    case 4: dl_buf_printf(b, "M%.1f %.1fl%g %gm0 %gl%g %g", x - r, y - r, 2 * r, 2 * r, -2 * r, -2 * r, 2 * r); break;
     case 5: dl_buf_printf(b, "M%.1f %.1fh%gm%g %gv%g", x - r - 1, y, 2 * r + 2, -r - 1, -r - 1, 2 * r + 2); break;
     case 6: dl_buf_printf(b, "M%.1f %.1fl%g %gh%gz", x, y + r + 1, r + 1, -2 * r - 1, -2 * r - 2); break;
     default: dl_buf_printf(b, "M%.1f %.1fh%gv%gh%gz", x - r - 1, y - 2, 2 * r + 2, 4.0, -2 * r - 2); break;
@@ -133,7 +134,8 @@ static void axes(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
         for (int k = 0; k <= 4; k++) {
             double v = a->x0 + (a->x1 - a->x0) * k / 4, x = tx(a, v);
             xfmt(DL_X_TIME, v, lab, sizeof(lab));
-            lab[10] = '\0'; /* the date */
+            if (a->x1 - a->x0 >= 2 * 86400)
+                lab[10] = '\0'; /* the date; within two days the time too */
             dl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
                           x, MT, x, H - MB, x, H - MB + 15, lab);
@@ -158,7 +160,7 @@ static void axes(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
     }
     dl_buf_printf(b, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">%s</text>",
                   (ML + W - MR) / 2, H - 12,
-                  c->xkind == DL_X_BYTES ? "message size (bytes, log scale)" : "run started (UTC date)");
+                  c->xkind == DL_X_BYTES ? "message size (bytes, log scale)" : "run started (UTC)");
     dl_buf_printf(b, "<text class=\"ylabel\" transform=\"translate(16 %d) rotate(-90)\" "
                      "text-anchor=\"middle\" font-size=\"12\">", (MT + H - MB) / 2);
     dl_buf_esc(b, c->ylabel);
