@@ -24,6 +24,7 @@ static const dl_cmd_t commands[] = {
     {"sweep", cmd_sweep, "measure collectives over sizes, dtypes and profiles"},
     {"compare", cmd_compare, "compare two runs: regressions beyond the noise, exit 1 on any"},
     {"plot", cmd_plot, "gnuplot charts of busbw and time against size"},
+    {"history", cmd_history, "every run under some folders: trends, version changes, last verdict"},
     {"report", cmd_report, "peaks, saturation sizes, best profiles, Horovod and NCCL advice"},
     {"preflight", cmd_preflight, "pass/fail checks before a job, naming the host at fault"},
     {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
