@@ -6,8 +6,11 @@
  * received element must hold. Data types and reduction ops live here too,
  * with the fill pattern whose reduction is exact in every dtype.
  *
- * Adding a collective: one file here, one entry in dl_colls[], one call per
- * backend.
+ * Adding a collective: a line in DL_COLL_LIST and its case in
+ * dl_expected_source (pattern.h), one file collectives/<name>.c defining
+ * dl_coll_<name> (CMakeLists.txt globs the folder), and the call
+ * in each backend's switch (src/backends/mpi.c call_once, nccl.c enqueue;
+ * sim.c model_us only if its step count differs from a ring's n-1).
  */
 #ifndef DL_COLLECTIVES_H
 #define DL_COLLECTIVES_H
@@ -15,16 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum {
-    DL_COLL_ALLREDUCE,
-    DL_COLL_ALLGATHER,
-    DL_COLL_BROADCAST,
-    DL_COLL_REDUCESCATTER,
-    DL_COLL_ALLTOALL,
-    DL_COLL_SENDRECV,
-    DL_COLL_REDUCE,
-    DL_COLL_COUNT
-} dl_coll_id_t;
+#include "pattern.h" /* dl_coll_id_t, from DL_COLL_LIST */
 
 typedef enum {
     DL_DT_FLOAT32,

@@ -4,19 +4,12 @@
 
 #include <string.h>
 
-extern const dl_coll_t dl_coll_allreduce, dl_coll_allgather, dl_coll_broadcast,
-    dl_coll_reducescatter, dl_coll_alltoall, dl_coll_sendrecv, dl_coll_reduce;
-
-const dl_coll_t *const dl_colls[DL_COLL_COUNT] = {
-    [DL_COLL_ALLREDUCE] = &dl_coll_allreduce,   [DL_COLL_ALLGATHER] = &dl_coll_allgather,
-    [DL_COLL_BROADCAST] = &dl_coll_broadcast,   [DL_COLL_REDUCESCATTER] = &dl_coll_reducescatter,
-    [DL_COLL_ALLTOALL] = &dl_coll_alltoall,     [DL_COLL_SENDRECV] = &dl_coll_sendrecv,
-    [DL_COLL_REDUCE] = &dl_coll_reduce,
-};
-
-const char *const dl_coll_names[DL_COLL_COUNT] = {
-    "allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
-};
+#define DL_COLL_EXTERN_(id, name) extern const dl_coll_t dl_coll_##name;
+DL_COLL_LIST(DL_COLL_EXTERN_)
+#define DL_COLL_ENTRY_(id, name) [DL_COLL_##id] = &dl_coll_##name,
+const dl_coll_t *const dl_colls[DL_COLL_COUNT] = {DL_COLL_LIST(DL_COLL_ENTRY_)};
+#define DL_COLL_NAME_(id, name) [DL_COLL_##id] = #name,
+const char *const dl_coll_names[DL_COLL_COUNT] = {DL_COLL_LIST(DL_COLL_NAME_)};
 
 const dl_coll_t *dl_coll_find(const char *name)
 {
@@ -45,8 +38,6 @@ void dl_fill_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
         dl_value_store(dt, dst, i, dl_pattern(dt, c->has_op, op, rank, i));
 }
 
-_Static_assert(DL_PC_REDUCE == (int)DL_COLL_REDUCE && DL_PC_SENDRECV == (int)DL_COLL_SENDRECV,
-               "pattern.h collective ids out of step");
 _Static_assert(DL_PO_AVG == (int)DL_OP_AVG, "pattern.h op ids out of step");
 
 int dl_coll_expected(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank, int nranks,

@@ -37,7 +37,7 @@ static const char *fraction(const void *f)
 #define O(f) offsetof(sweep_opts_t, f)
 static const dl_opt_t sweep_opts[] = {
     {"collectives", 'c', DL_OPT_STR, "allreduce,allgather,broadcast", "LIST",
-     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce or all", O(colls), NULL},
+     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce,gather,scatter or all", O(colls), NULL},
     {"minbytes", 'b', DL_OPT_SIZE, "8", "SIZE", "smallest size (K/M/G suffixes)", O(minbytes), NULL},
     {"maxbytes", 'e', DL_OPT_SIZE, "128M", "SIZE", "largest size", O(maxbytes), NULL},
     {"stepfactor", 'f', DL_OPT_DOUBLE, "2", "F", "multiply the size by F (> 1)", O(factor), NULL},

@@ -196,6 +196,17 @@ static int call_once(mpi_ctx_t *m, const dl_case_t *c)
         rc = MPI_Bcast(m->send, n, t, c->root, m->comm);
         memcpy(rb, m->send, k->recv_count * es); /* out-of-place: the root's copy */
         return rc;
+    case DL_COLL_GATHER: /* MPI_IN_PLACE is the root's; others send their block */
+        if (in)
+            sb = m->rank == c->root ? MPI_IN_PLACE : (char *)m->recv + k->inplace_send_offset * es;
+        return MPI_Gather(sb, n, t, rb, n, t, c->root, m->comm);
+    case DL_COLL_SCATTER:
+        if (in)
+            return m->rank == c->root
+                       ? MPI_Scatter(m->recv, n, t, MPI_IN_PLACE, n, t, c->root, m->comm)
+                       : MPI_Scatter(NULL, n, t, (char *)m->recv + k->inplace_recv_offset * es, n,
+                                     t, c->root, m->comm);
+        return MPI_Scatter(m->send, n, t, rb, n, t, c->root, m->comm);
     case DL_COLL_SENDRECV: {
         int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
         if (in)

@@ -260,6 +260,12 @@ static int nccl_supports(const dl_case_t *c, char *why, size_t len)
         snprintf(why, len, "fp8 types need NCCL 2.24 or later");
         return 0;
     }
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 28, 0)
+    if (c->place == DL_PLACE_IN && (c->coll->id == DL_COLL_GATHER || c->coll->id == DL_COLL_SCATTER)) {
+        snprintf(why, len, "in-place %s needs NCCL 2.28 (ncclGather/ncclScatter)", c->coll->name);
+        return 0;
+    }
+#endif
     return 1;
 }
 
@@ -309,11 +315,39 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
         if (in)
             recv = (char *)m->recv + k->inplace_recv_offset * es;
         return ncclReduceScatter(send, recv, k->param_count, t, op, m->comm, m->stream);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    case DL_COLL_GATHER: /* in place: the send block at its place in recv (counts) */
+        return ncclGather(send, recv, k->param_count, t, c->root, m->comm, m->stream);
+    case DL_COLL_SCATTER:
+        if (in) {
+            send = m->recv;
+            recv = (char *)m->recv + k->inplace_recv_offset * es;
+        }
+        return ncclScatter(send, recv, k->param_count, t, c->root, m->comm, m->stream);
+#else
+    case DL_COLL_GATHER:
+    case DL_COLL_SCATTER:
+#endif
     case DL_COLL_ALLTOALL:
     case DL_COLL_SENDRECV:
         break;
     default:
         return ncclInvalidArgument;
+    }
+    if (c->coll->id == DL_COLL_GATHER || c->coll->id == DL_COLL_SCATTER) {
+        /* Before NCCL 2.28 (out of place only, nccl_supports): the root's n
+         * receives or sends in a group, as nccl-tests does. */
+        int gather = c->coll->id == DL_COLL_GATHER;
+        size_t blk = k->param_count * es;
+        ncclResult_t r = ncclGroupStart();
+        if (m->rank == c->root)
+            for (int p = 0; p < m->nranks; p++)
+                gather ? ncclRecv(recv + p * blk, k->param_count, t, p, m->comm, m->stream)
+                       : ncclSend(send + p * blk, k->param_count, t, p, m->comm, m->stream);
+        gather ? ncclSend(send, k->param_count, t, c->root, m->comm, m->stream)
+               : ncclRecv(recv, k->param_count, t, c->root, m->comm, m->stream);
+        ncclResult_t g = ncclGroupEnd();
+        return r != ncclSuccess ? r : g;
     }
     /* Point-to-point collectives cannot read and write one buffer at once:
      * in place, send from a copy made on the same stream (part of the time). */

@@ -21,10 +21,11 @@ import sys
 import tempfile
 import time
 
-COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce"]
+COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
+         "gather", "scatter"]
 REDUCING = {"allreduce", "reducescatter", "reduce"}
-ROOTED = {"broadcast", "reduce"}
-SPLIT = {"allgather", "reducescatter", "alltoall"}  # the size is divided among ranks
+ROOTED = {"broadcast", "reduce", "gather", "scatter"}
+SPLIT = {"allgather", "reducescatter", "alltoall", "gather", "scatter"}  # the size is divided among ranks
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
 OPS = ["sum", "prod", "min", "max", "avg"]
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}

@@ -21,6 +21,11 @@ dl_sweep_test(np4_dtypes_ops run --np 4 --
 dl_sweep_test(np4_root_step_inplace run --np 4 --
   -c allreduce,reducescatter,broadcast,reduce -r 3 -d int32 -o sum,avg -b 1K -e 8K -i 1K
   --placement in -n 20 -q)
+# gather and scatter, every rank's data checked, a root other than 0, both placements.
+dl_sweep_test(np4_gather_scatter run --np 4 --
+  -c gather,scatter -r 2 -d int32,float16,int8,float64 -b 8 -e 64K -f 8 -n 5 -w 1 -q)
+dl_sweep_test(np2_gather_scatter run --np 2 --
+  -c gather,scatter -r 1 -b 7 -e 4K -f 4 --budget 0.01 -q)
 dl_sweep_test(np3_uneven run --np 3 --
   -c all -d float32,float16 -b 7 -e 1000 -f 3 --placement out --budget 0.01 -q)
 
