@@ -18,7 +18,7 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles;
+    const char *profiles, *aggregate;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -46,7 +46,7 @@ static const dl_opt_t sweep_opts[] = {
      "float32,float16,bfloat16,float64,int32,int8 (nccl: also uint8,int64,uint32,uint64,fp8e4m3,fp8e5m2) or all",
      O(dtypes), NULL},
     {"op", 'o', DL_OPT_STR, "sum", "LIST", "sum,prod,min,max,avg or all", O(ops), NULL},
-    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast and reduce", O(root), dl_opt_nonneg_long},
+    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast, reduce, gather and scatter", O(root), dl_opt_nonneg_long},
     {"placement", 0, DL_OPT_STR, "both", "WHERE", "out (out-of-place), in (in-place) or both",
      O(placement), NULL},
     {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), dl_opt_nonneg_long},
@@ -57,6 +57,9 @@ static const dl_opt_t sweep_opts[] = {
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
     {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
     {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
+    {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
+     "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
+     O(aggregate), NULL},
     {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto (nccl if it works here, else mpi), mpi, nccl or sim",
      O(backend), NULL},
     {"profiles", 'p', DL_OPT_STR, NULL, "LIST",
@@ -205,7 +208,10 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     p->sizes = sp->sizes.v;
     p->nsizes = sp->sizes.n;
     p->root = (int)o->root;
-    p->mo = (dl_measure_opts_t){.warmup = (int)o->warmup, .iters = (int)o->iters,
+    int agg = DL_AGG_MAX;
+    if (dl_agg_parse(o->aggregate, &agg) != DL_OK)
+        return DL_ERR_USAGE;
+    p->mo = (dl_measure_opts_t){.agg = agg, .warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check};
@@ -397,6 +403,8 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     pthread_create(&tid, NULL, deadline_thread, NULL);
     pthread_detach(tid);
 
+    if (st == DL_OK && be->describe && out->profile) /* as a worker's INFO record */
+        be->describe(ctx, cJSON_AddObjectToObject(out->profile, "backend_info"));
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, inj, be, ctx, out->rank, NULL);
     if (st == DL_OK)

@@ -87,6 +87,7 @@ def sweep_request(args):
     p.add_argument("-n", type=int, default=0)
     p.add_argument("--placement", default="both")
     p.add_argument("--budget", type=float, default=0.1)
+    p.add_argument("-a", "--aggregate", default="max")
     p.add_argument("--out")
     req, _ = p.parse_known_args(args)
     allof = lambda v, names: names if v == "all" else v.split(",")
@@ -123,6 +124,15 @@ def check_row(row, req, n, wrong_rank):
     f = factor(coll, n)
     check(near(row["busbw_gbps"] / row["algbw_gbps"], f, 1e-9) and near(row["busbw_factor"], f),
           "%s: busbw/algbw %s, want %s" % (key, row["busbw_gbps"] / row["algbw_gbps"], f))
+    # -a: the row's mean against each rank's own mean (rank_time_us): every
+    # timed call's time is part of its rank's total, so the aggregates order.
+    rt = row.get("rank_time_us", [])
+    agg = {"0": "rank0", "1": "mean", "2": "min", "3": "max"}.get(req.aggregate, req.aggregate)
+    if rt:
+        m, tol = t["mean"], 1e-6 * max(rt) + 1e-9
+        ok = {"max": m >= max(rt) - tol, "min": m <= min(rt) + tol,
+              "mean": abs(m - sum(rt) / len(rt)) <= tol, "rank0": abs(m - rt[0]) <= tol}[agg]
+        check(ok, "%s: -a %s: mean %s against the ranks' %s" % (key, agg, m, rt))
     wpr = row.get("wrong_per_rank", [])
     check(len(wpr) == n and len(row.get("rank_time_us", [])) == n, "%s: per-rank arrays" % key)
     check(sum(wpr) == row["wrong"], "%s: wrong %s != sum %s" % (key, row["wrong"], wpr))
@@ -146,6 +156,7 @@ def check_run(out, req, n, code, wrong_rank):
     o = run["options"]
     echo = {"collectives": req.c, "datatype": req.d, "op": req.o, "placement": req.placement,
             "minbytes": size(req.b), "maxbytes": size(req.e), "root": req.r, "iters": req.n,
+            "aggregate": req.aggregate,
             "budget": req.budget, "out": out}
     for k, v in echo.items():
         check(o.get(k) == v, "options.%s = %r, asked %r" % (k, o.get(k), v))

@@ -26,6 +26,11 @@ dl_sweep_test(np4_gather_scatter run --np 4 --
   -c gather,scatter -r 2 -d int32,float16,int8,float64 -b 8 -e 64K -f 8 -n 5 -w 1 -q)
 dl_sweep_test(np2_gather_scatter run --np 2 --
   -c gather,scatter -r 1 -b 7 -e 4K -f 4 --budget 0.01 -q)
+# -a: how a row's time is formed over ranks, each against the ranks' own means.
+foreach(agg max mean min rank0 1)
+  dl_sweep_test(np4_aggregate_${agg} run --np 4 --
+    -c allreduce,broadcast,gather,scatter -a ${agg} -b 8 -e 4K -f 8 -n 50 -q)
+endforeach()
 dl_sweep_test(np3_uneven run --np 3 --
   -c all -d float32,float16 -b 7 -e 1000 -f 3 --placement out --budget 0.01 -q)
 
@@ -70,6 +75,7 @@ if(NOT EXISTS /dev/nvidiactl)
   dl_bad_input(nccl_no_gpu "--backend nccl: (not available here: no CUDA GPU|unknown or not built)"
     --backend nccl)
 endif()
+dl_bad_input(aggregate "--aggregate must be max, mean, min, rank0 or nccl-tests' 0-3, not 'avg'" -a avg)
 dl_bad_input(placement "--placement must be out, in or both, not 'bogus'" --placement bogus)
 dl_bad_input(out_unwritable "--out .*cannot create or write"
   --out ${CMAKE_CURRENT_LIST_FILE}/run)
