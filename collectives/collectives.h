@@ -50,6 +50,7 @@ typedef struct {
      * and the result live inside it (elements). */
     size_t inplace_send_offset;
     size_t inplace_recv_offset;
+    uint64_t requested;  /* the size asked for (all-to-all-v's counts follow from it) */
 } dl_counts_t;
 
 typedef struct dl_coll {
@@ -79,6 +80,18 @@ extern const char *const dl_op_names[DL_OP_COUNT];
 const dl_coll_t *dl_coll_find(const char *name);
 size_t dl_dtype_size(dl_dtype_t dt);
 int dl_dtype_is_float(dl_dtype_t dt);
+
+/* all-to-all-v's counts (collectives/alltoallv.c). The matrix, once loaded
+ * (a bad file: one line, DL_ERR_INPUT, exit 2), holds for the process; a
+ * worker loads the file named by DL_ALLTOALLV_MATRIX_ENV on first use. */
+#define DL_ALLTOALLV_MATRIX_ENV "DLCOMM_ALLTOALLV_MATRIX"
+int dl_alltoallv_matrix_load(const char *path, int nranks); /* a dl_status_t */
+void dl_alltoallv_matrix_free(void);
+int dl_alltoallv_has_matrix(void);
+/* Elements rank src sends to rank dst at a requested size. */
+size_t dl_alltoallv_count(int src, int dst, int nranks, uint64_t bytes, size_t esize);
+/* The voff table of dl_expected_source for rank (malloc'd, 2n+1 entries). */
+size_t *dl_alltoallv_offsets(uint64_t bytes, size_t esize, int nranks, int rank);
 
 /* Default collectives when -c is not given: allreduce, allgather, broadcast. */
 #define DL_COLL_DEFAULT_MASK \

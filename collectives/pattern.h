@@ -22,7 +22,7 @@
 #define DL_COLL_LIST(X)                                                               \
     X(ALLREDUCE, allreduce) X(ALLGATHER, allgather) X(BROADCAST, broadcast)           \
     X(REDUCESCATTER, reducescatter) X(ALLTOALL, alltoall) X(SENDRECV, sendrecv)        \
-    X(REDUCE, reduce) X(GATHER, gather) X(SCATTER, scatter)
+    X(REDUCE, reduce) X(GATHER, gather) X(SCATTER, scatter) X(ALLTOALLV, alltoallv)
 
 #define DL_COLL_ENUM_(id, name) DL_COLL_##id,
 typedef enum { DL_COLL_LIST(DL_COLL_ENUM_) DL_COLL_COUNT } dl_coll_id_t;
@@ -59,9 +59,12 @@ DL_HD double dl_pattern_value(int narrow, int is_unsigned, int reduces, int op, 
  * or nowhere defined (returns 0: reduce and gather on a non-root rank). per
  * is the count of one rank's block (param_count: send_count of all-gather
  * and gather, recv_count of reduce-scatter and scatter, one block of
- * all-to-all). A new collective adds its case here. */
+ * all-to-all). voff (all-to-all-v only, dl_alltoallv_offsets): where each
+ * source's block starts in the result (n+1 entries), then where the block
+ * for this rank starts in each source's send buffer (n entries). A new
+ * collective adds its case here. */
 DL_HD int dl_expected_source(int coll, int rank, int nranks, int root, size_t per, size_t i,
-                             int *src_rank, size_t *src_index)
+                             const size_t *voff, int *src_rank, size_t *src_index)
 {
     switch (coll) {
     case DL_COLL_ALLREDUCE:
@@ -93,6 +96,19 @@ DL_HD int dl_expected_source(int coll, int rank, int nranks, int root, size_t pe
         *src_rank = root;
         *src_index = (size_t)rank * per + i;
         return 2;
+    case DL_COLL_ALLTOALLV: { /* the last source whose block starts at or before i */
+        int lo = 0, hi = nranks - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (voff[mid] <= i)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        *src_rank = lo;
+        *src_index = voff[nranks + 1 + lo] + (i - voff[lo]);
+        return 2;
+    }
     default: /* sendrecv: from the previous rank */
         *src_rank = (rank - 1 + nranks) % nranks;
         *src_index = i;

@@ -2,6 +2,7 @@
 #include "common.h"
 #include "pattern.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define DL_COLL_EXTERN_(id, name) extern const dl_coll_t dl_coll_##name;
@@ -45,8 +46,14 @@ int dl_coll_expected(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank, in
 {
     int src_rank = 0;
     size_t src = 0;
-    int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i,
+    size_t *voff = c->id == DL_COLL_ALLTOALLV
+                       ? dl_alltoallv_offsets(cnt->requested, dl_dtype_size(dt), nranks, rank)
+                       : NULL;
+    if (c->id == DL_COLL_ALLTOALLV && !voff)
+        return 0;
+    int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i, voff,
                                  &src_rank, &src);
+    free(voff);
     if (how == 1)
         *value = dl_pattern_reduced(dt, op, nranks, src);
     else if (how == 2)
@@ -66,11 +73,16 @@ uint64_t dl_check_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
     if (c->has_op)
         for (size_t k = 0; k < DL_PATTERN_PERIOD; k++)
             table[k] = dl_pattern_reduced(dt, op, nranks, k);
+    size_t *voff = c->id == DL_COLL_ALLTOALLV
+                       ? dl_alltoallv_offsets(cnt->requested, dl_dtype_size(dt), nranks, rank)
+                       : NULL;
+    if (c->id == DL_COLL_ALLTOALLV && !voff)
+        return cnt->recv_count; /* out of memory: nothing could be checked */
     uint64_t wrong = 0;
     for (size_t i = 0; i < cnt->recv_count; i++) {
         int src_rank = 0;
         size_t src = 0;
-        int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i,
+        int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i, voff,
                                      &src_rank, &src);
         if (how == 0)
             break; /* nothing defined on this rank */
@@ -79,5 +91,6 @@ uint64_t dl_check_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
         if (!dl_value_matches(dt, op, nranks, dl_value_load(dt, recvbuf, i), want))
             wrong++;
     }
+    free(voff);
     return wrong;
 }

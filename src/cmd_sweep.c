@@ -18,7 +18,7 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles, *aggregate;
+    const char *profiles, *aggregate, *matrix;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -57,6 +57,9 @@ static const dl_opt_t sweep_opts[] = {
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
     {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
     {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
+    {"matrix", 0, DL_OPT_STR, NULL, "FILE",
+     "alltoallv's bytes from rank i to j: a square matrix, as nccl-tests' NCCL_TESTS_ALLTOALLV_MATRIX_FILE "
+     "(default: its generated pattern at the size)", O(matrix), NULL},
     {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
      "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
      O(aggregate), NULL},
@@ -161,6 +164,28 @@ static int parse_rank0_only(void)
     return !r || strcmp(r, "0") == 0;
 }
 
+/* --matrix: read and checked before MPI starts (the launcher says how many
+ * ranks there are), then named to the workers through their environment. */
+static dl_status_t load_matrix(const char *path, uint32_t colls, size_t nsizes)
+{
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!n)
+        n = getenv("PMI_SIZE");
+    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, n ? atoi(n) : 1);
+    if (st != DL_OK)
+        return st;
+    if ((colls & (1u << DL_COLL_ALLTOALLV)) && nsizes != 1) {
+        dl_err("--matrix: alltoallv's counts come from the matrix, not the size: give one size (-b = -e)");
+        return DL_ERR_USAGE;
+    }
+    char abs[4096];
+    if (!realpath(path, abs) || setenv(DL_ALLTOALLV_MATRIX_ENV, abs, 1) != 0) {
+        dl_err("--matrix %s: cannot name it to the workers", path);
+        return DL_ERR_INPUT;
+    }
+    return DL_OK;
+}
+
 static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
 {
     dl_plan_t *p = &sp->plan;
@@ -207,6 +232,8 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     }
     p->sizes = sp->sizes.v;
     p->nsizes = sp->sizes.n;
+    if (o->matrix && (st = load_matrix(o->matrix, p->colls, sp->sizes.n)) != DL_OK)
+        return st;
     p->root = (int)o->root;
     int agg = DL_AGG_MAX;
     if (dl_agg_parse(o->aggregate, &agg) != DL_OK)

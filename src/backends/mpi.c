@@ -18,6 +18,7 @@ typedef struct {
     size_t cap; /* bytes of each buffer */
     MPI_Datatype half_type[DL_DT_COUNT];
     MPI_Op user_op[DL_OP_COUNT];
+    int *vcounts; /* alltoallv: send counts, send displs, recv counts, recv displs (4 x n) */
 } mpi_ctx_t;
 
 /* The user op sees only the MPI type; these remember which dl type it is. */
@@ -136,12 +137,38 @@ static dl_status_t ensure(mpi_ctx_t *m, size_t bytes)
     return DL_OK;
 }
 
+/* MPI_Alltoallv's int counts and displacements, made once per case. */
+static dl_status_t alltoallv_counts(mpi_ctx_t *m, const dl_case_t *c)
+{
+    int n = m->nranks;
+    free(m->vcounts);
+    m->vcounts = malloc(4 * (size_t)n * sizeof(int));
+    if (!m->vcounts)
+        return DL_ERR_NOMEM;
+    int *sc = m->vcounts, *sd = sc + n, *rc = sd + n, *rd = rc + n;
+    size_t es = dl_dtype_size(c->dtype), so = 0, ro = 0;
+    for (int j = 0; j < n; j++) {
+        size_t s = dl_alltoallv_count(m->rank, j, n, c->counts.requested, es);
+        size_t r = dl_alltoallv_count(j, m->rank, n, c->counts.requested, es);
+        if (so + s > 0x7fffffff || ro + r > 0x7fffffff) {
+            dl_err("rank %d: alltoallv of %zu elements is past MPI's int counts", m->rank, so + s);
+            return DL_ERR_USAGE;
+        }
+        sc[j] = (int)s, sd[j] = (int)so, rc[j] = (int)r, rd[j] = (int)ro;
+        so += s;
+        ro += r;
+    }
+    return DL_OK;
+}
+
 static dl_status_t mpi_prepare(void *ctx, const dl_case_t *c)
 {
     mpi_ctx_t *m = ctx;
     size_t es = dl_dtype_size(c->dtype);
     size_t need = dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1);
     dl_status_t st = ensure(m, need * es);
+    if (st == DL_OK && c->coll->id == DL_COLL_ALLTOALLV)
+        st = alltoallv_counts(m, c);
     if (st == DL_OK)
         dl_fill_host(c->coll, c->dtype, c->op, m->rank, &c->counts, c->place,
                      c->place == DL_PLACE_IN ? m->recv : m->send, m->recv);
@@ -208,6 +235,12 @@ static int call_once(mpi_ctx_t *m, const dl_case_t *c)
                        : MPI_Scatter(NULL, n, t, (char *)m->recv + k->inplace_recv_offset * es, n,
                                      t, c->root, m->comm);
         return MPI_Scatter(m->send, n, t, rb, n, t, c->root, m->comm);
+    case DL_COLL_ALLTOALLV: { /* in place: send from a copy (part of the time) */
+        int *v = m->vcounts, np = m->nranks;
+        if (in)
+            memcpy(m->send, m->recv, k->send_count * es);
+        return MPI_Alltoallv(m->send, v, v + np, t, rb, v + 2 * np, v + 3 * np, t, m->comm);
+    }
     case DL_COLL_SENDRECV: {
         int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
         if (in)
@@ -312,6 +345,7 @@ static void mpi_fini(void *ctx)
     for (int o = 0; o < DL_OP_COUNT; o++)
         MPI_Op_free(&m->user_op[o]);
     MPI_Comm_free(&m->comm);
+    free(m->vcounts);
     free(m->send);
     free(m->recv);
     free(m);

@@ -34,6 +34,7 @@ typedef struct {
     dl_case_t graph_case; /* what the graph holds */
     int has_graph;
     char name[96];
+    size_t *vcounts; /* alltoallv: send counts, send offsets, recv counts, recv offsets (4 x n) */
 } nccl_ctx_t;
 
 /* The nccl backend's own options (sweep -G). */
@@ -278,7 +279,21 @@ static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
         return DL_ERR_UNAVAILABLE;
     }
     int scratch = c->place == DL_PLACE_IN &&
-                  (c->coll->id == DL_COLL_ALLTOALL || c->coll->id == DL_COLL_SENDRECV);
+                  (c->coll->id == DL_COLL_ALLTOALL || c->coll->id == DL_COLL_SENDRECV ||
+                   c->coll->id == DL_COLL_ALLTOALLV);
+    if (c->coll->id == DL_COLL_ALLTOALLV) { /* per-peer counts, once per case */
+        int n = m->nranks;
+        free(m->vcounts);
+        if (!(m->vcounts = malloc(4 * (size_t)n * sizeof(size_t))))
+            return DL_ERR_NOMEM;
+        size_t *sc = m->vcounts, *so = sc + n, *rc = so + n, *ro = rc + n;
+        for (int j = 0; j < n; j++) {
+            sc[j] = dl_alltoallv_count(m->rank, j, n, c->counts.requested, es);
+            rc[j] = dl_alltoallv_count(j, m->rank, n, c->counts.requested, es);
+            so[j] = j ? so[j - 1] + sc[j - 1] : 0;
+            ro[j] = j ? ro[j - 1] + rc[j - 1] : 0;
+        }
+    }
     dl_status_t st = ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es, scratch);
     if (st != DL_OK)
         return st;
@@ -329,6 +344,7 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
     case DL_COLL_SCATTER:
 #endif
     case DL_COLL_ALLTOALL:
+    case DL_COLL_ALLTOALLV:
     case DL_COLL_SENDRECV:
         break;
     default:
@@ -362,6 +378,14 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
         int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
         ncclSend(send, k->param_count, t, to, m->comm, m->stream);
         ncclRecv(recv, k->param_count, t, from, m->comm, m->stream);
+    } else if (c->coll->id == DL_COLL_ALLTOALLV) { /* as nccl-tests: a send and a receive per peer */
+        const size_t *sc = m->vcounts, *so = sc + m->nranks, *rc = so + m->nranks, *ro = rc + m->nranks;
+        for (int p = 0; p < m->nranks; p++) {
+            if (sc[p])
+                ncclSend(send + so[p] * es, sc[p], t, p, m->comm, m->stream);
+            if (rc[p])
+                ncclRecv(recv + ro[p] * es, rc[p], t, p, m->comm, m->stream);
+        }
     } else {
         for (int p = 0; p < m->nranks; p++) {
             ncclSend(send + (size_t)p * k->param_count * es, k->param_count, t, p, m->comm, m->stream);
@@ -498,6 +522,20 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     if (c->coll->has_op)
         for (int i = 0; i < 64; i++)
             k.table[i] = dl_pattern_reduced(c->dtype, c->op, m->nranks, (size_t)i);
+    size_t *voff = NULL;
+    if (c->coll->id == DL_COLL_ALLTOALLV) { /* the offsets table, on the device */
+        size_t *h = dl_alltoallv_offsets(c->counts.requested, es, m->nranks, m->rank);
+        size_t len = (2 * (size_t)m->nranks + 1) * sizeof(size_t);
+        cudaError_t e = h ? cudaMalloc((void **)&voff, len) : cudaErrorMemoryAllocation;
+        if (e == cudaSuccess)
+            e = cudaMemcpy(voff, h, len, cudaMemcpyHostToDevice);
+        free(h);
+        if (e != cudaSuccess) {
+            cudaFree(voff);
+            return cuda_fail("alltoallv check offsets", e);
+        }
+        k.voff = voff;
+    }
     dl_dev_type_t t = dev_type(c, m->nranks);
     const char *res = (char *)m->recv + (c->place == DL_PLACE_IN ? c->counts.inplace_recv_offset * es : 0);
     unsigned long long w[2] = {0, ~0ull}; /* count, first wrong index */
@@ -505,6 +543,7 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     CUDA_TRY(dl_dev_check(res, &t, &k, m->d_wrong, m->stream));
     CUDA_TRY(cudaMemcpyAsync(w, m->d_wrong, sizeof(w), cudaMemcpyDeviceToHost, m->stream));
     st = wait_stream(m, "check");
+    cudaFree(voff); /* NULL but for alltoallv */
     *wrong = w[0];
     if (st == DL_OK && w[0])
         report_first_wrong(m, c, res, w[1]);
@@ -537,6 +576,7 @@ static void nccl_fini(void *ctx)
     for (int i = 0; i < m->nev; i++)
         cudaEventDestroy(m->ev[i]);
     free(m->ev);
+    free(m->vcounts);
     double t2 = dl_now();
     free_buffers(m);
     if (m->h_go)

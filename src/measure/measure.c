@@ -23,6 +23,7 @@ void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op
     c->root = coll->has_root ? root : -1;
     c->bytes_requested = bytes;
     coll->counts(bytes, dl_dtype_size(dt), nranks, rank, &c->counts);
+    c->counts.requested = bytes;
 }
 
 double dl_algbw(uint64_t bytes, double seconds)

@@ -22,10 +22,10 @@ import tempfile
 import time
 
 COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
-         "gather", "scatter"]
+         "gather", "scatter", "alltoallv"]
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 ROOTED = {"broadcast", "reduce", "gather", "scatter"}
-SPLIT = {"allgather", "reducescatter", "alltoall", "gather", "scatter"}  # the size is divided among ranks
+SPLIT = {"allgather", "reducescatter", "alltoall", "gather", "scatter", "alltoallv"}  # the size is divided among ranks
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
 OPS = ["sum", "prod", "min", "max", "avg"]
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -66,8 +66,23 @@ def sizes(lo, hi, f, step):
     return out
 
 
-def moved_bytes(coll, req, es, n):
+def alltoallv_count(i, j, req, es, n, matrix):
+    """Elements rank i sends to rank j: the matrix's bytes (16 B aligned), else
+    the generated pattern (d/S of the size to the rank d ahead, at least one)."""
+    if matrix:
+        return (matrix[i][j] & ~15) // es
+    if n == 1:
+        return max(1, req // es)
+    d = (j - i) % n
+    return 0 if d == 0 else max(1, d * (req // es) // (n * (n - 1) // 2))
+
+
+def moved_bytes(coll, req, es, n, matrix=None):
     """The documented rounding: whole elements (per rank where split), at least one."""
+    if coll == "alltoallv":  # the largest per-rank send or receive total
+        return es * max(max(sum(alltoallv_count(i, j, req, es, n, matrix) for j in range(n)),
+                            sum(alltoallv_count(j, i, req, es, n, matrix) for j in range(n)))
+                        for i in range(n))
     if coll in SPLIT:
         return max(1, req // es // n) * n * es
     return max(1, req // es) * es
@@ -88,6 +103,7 @@ def sweep_request(args):
     p.add_argument("--placement", default="both")
     p.add_argument("--budget", type=float, default=0.1)
     p.add_argument("-a", "--aggregate", default="max")
+    p.add_argument("--matrix")
     p.add_argument("--out")
     req, _ = p.parse_known_args(args)
     allof = lambda v, names: names if v == "all" else v.split(",")
@@ -95,6 +111,10 @@ def sweep_request(args):
     req.dtypes = allof(req.d, list(DTYPES))
     req.ops = allof(req.o, OPS)
     req.places = ["out", "in"] if req.placement == "both" else [req.placement]
+    req.mat = None
+    if req.matrix:
+        with open(req.matrix) as f:
+            req.mat = [[int(float(v)) for v in line.split()] for line in f if line.split()]
     req.sizes = sizes(size(req.b), size(req.e), req.f, size(req.i) if req.i else 0)
     return req
 
@@ -107,8 +127,8 @@ def check_row(row, req, n, wrong_rank):
     key = "%s/%s/%s/%s/%s" % (row["collective"], row["dtype"], row["op"], row["placement"],
                               row["bytes_requested"])
     coll, es = row["collective"], DTYPES[row["dtype"]]
-    check(row["bytes"] == moved_bytes(coll, row["bytes_requested"], es, n),
-          "%s: bytes %s, want %s" % (key, row["bytes"], moved_bytes(coll, row["bytes_requested"], es, n)))
+    want_bytes = moved_bytes(coll, row["bytes_requested"], es, n, req.mat)
+    check(row["bytes"] == want_bytes, "%s: bytes %s, want %s" % (key, row["bytes"], want_bytes))
     check(row["ranks"] == n, "%s: ranks %s" % (key, row["ranks"]))
     check(row["root"] == (req.r if coll in ROOTED else -1), "%s: root %s" % (key, row["root"]))
     if req.n:
