@@ -1,7 +1,7 @@
 #!/bin/sh
 # dlcomm's rooted-collective latency on mpi against the OSU method.
 # For each transport (shared memory: Open MPI's default; tcp: --mca btl
-# self,tcp, TCP over loopback), collective and size, runs the OSU-method
+# self,tcp --mca btl_tcp_if_include lo), collective and size, runs the OSU-method
 # reference (tests/bench/osu_rooted.c) and `dlcomm sweep --placement out -n
 # ITERS` twice (-a mean and -a max) REPS times, alternating, and prints the
 # medians: OSU's Avg Latency against dlcomm -a mean's time_us.mean, and OSU's
@@ -38,7 +38,8 @@ bytes() { # 64K -> 65536
 
 for tr in $TRANSPORTS; do
   mca=""
-  [ "$tr" = tcp ] && mca="--mca btl self,tcp"
+  # tcp over loopback only: other interfaces (network-namespace rigs) may come and go.
+  [ "$tr" = tcp ] && mca="--mca btl self,tcp --mca btl_tcp_if_include lo"
   # --bind-to none: with more ranks than cores, binding would pile ranks on one core.
   mpirun="mpirun $root --oversubscribe --bind-to none $mca -np $NP"
   for coll in broadcast reduce gather scatter; do
