@@ -35,11 +35,17 @@ typedef struct {
     int has_graph;
     char name[96];
     size_t *vcounts; /* alltoallv: send counts, send offsets, recv counts, recv offsets (4 x n) */
+    int reg;                  /* -R: 0 none, 1 ncclCommRegister, 2 ncclMemAlloc + symmetric window */
+    void *reg_handle[2];      /* -R 1: send, recv */
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    ncclWindow_t win[2];      /* -R 2: send, recv */
+#endif
 } nccl_ctx_t;
 
 /* The nccl backend's own options (sweep -G). */
 typedef struct {
     long graph_iters; /* calls captured per CUDA graph; 0 = no graphs */
+    long reg;         /* -R: buffer registration (nccl-tests' -R) */
 } nccl_opts_t;
 
 static dl_status_t cuda_fail(const char *what, cudaError_t e)
@@ -147,6 +153,14 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     m->nranks = cfg->nranks;
     const nccl_opts_t *o = cfg->opts;
     m->graph_iters = o ? (int)o->graph_iters : 0;
+    m->reg = o ? (int)o->reg : 0;
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 27, 0)
+    if (m->reg == 2) {
+        dl_err("-R 2 (symmetric windows) needs NCCL 2.27 or later; this build has %d.%d",
+               NCCL_MAJOR, NCCL_MINOR);
+        return DL_ERR_UNAVAILABLE;
+    }
+#endif
     m->deadline_s = cfg->deadline_s > 0 ? cfg->deadline_s : 600;
     m->device = cfg->local_rank % ndev;
     m->cap_hint = cfg->max_bytes;
@@ -176,22 +190,66 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     return st;
 }
 
+/* -R 1 registers the send and receive buffers with the communicator
+ * (ncclCommRegister); -R 2 allocates them with ncclMemAlloc and registers
+ * them as symmetric windows (ncclCommWindowRegister, NCCL 2.27+: a
+ * collective step, so every rank allocates alike: once, at the plan's
+ * largest size). The scratch copy of in-place point-to-point is not. */
+/* Before the communicator goes (fini), or the buffers do. */
+static void deregister(nccl_ctx_t *m)
+{
+    for (int i = 0; i < 2; i++) {
+        if (m->reg_handle[i] && m->comm)
+            ncclCommDeregister(m->comm, m->reg_handle[i]);
+        m->reg_handle[i] = NULL;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+        if (m->win[i] && m->comm)
+            ncclCommWindowDeregister(m->comm, m->win[i]);
+        m->win[i] = NULL;
+#endif
+    }
+}
+
 static void free_buffers(nccl_ctx_t *m)
 {
-    cudaFree(m->send);
-    cudaFree(m->recv);
+    void **b[2] = {&m->send, &m->recv};
+    deregister(m);
+    for (int i = 0; i < 2; i++) {
+        if (m->reg == 2)
+            ncclMemFree(*b[i]);
+        else
+            cudaFree(*b[i]);
+        *b[i] = NULL;
+    }
     cudaFree(m->scratch);
-    m->send = m->recv = m->scratch = NULL;
+    m->scratch = NULL;
     m->cap = m->scratch_cap = 0;
 }
 
 static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
 {
     free_buffers(m);
-    if (cudaMalloc(&m->send, bytes) != cudaSuccess || cudaMalloc(&m->recv, bytes) != cudaSuccess) {
-        cudaGetLastError(); /* not sticky: clear it */
-        free_buffers(m);
-        return 0;
+    void **b[2] = {&m->send, &m->recv};
+    for (int i = 0; i < 2; i++) {
+        int ok;
+        if (m->reg == 2)
+            ok = ncclMemAlloc(b[i], bytes) == ncclSuccess;
+        else
+            ok = cudaMalloc(b[i], bytes) == cudaSuccess;
+        if (ok && m->reg == 1)
+            ok = nccl_ok(m, ncclCommRegister(m->comm, *b[i], bytes, &m->reg_handle[i]),
+                         "ncclCommRegister") == DL_OK;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+        if (ok && m->reg == 2)
+            ok = nccl_ok(m, ncclCommWindowRegister(m->comm, *b[i], bytes, &m->win[i],
+                                                   NCCL_WIN_COLL_SYMMETRIC),
+                         "ncclCommWindowRegister") == DL_OK;
+#endif
+        if (!ok) {
+            cudaGetLastError(); /* not sticky: clear it */
+            free_buffers(m);
+            return 0;
+        }
     }
     m->cap = bytes;
     return 1;
@@ -204,6 +262,11 @@ static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
  * such a case does. */
 static dl_status_t ensure(nccl_ctx_t *m, size_t bytes, int scratch)
 {
+    if (m->reg == 2 && bytes > m->cap && m->cap) { /* a window is every rank's step: no regrowth */
+        dl_err("rank %d: -R 2 registers the buffers once, at %zu bytes; this case needs %zu "
+               "(raise -e)", m->rank, m->cap, bytes);
+        return DL_ERR_USAGE;
+    }
     if (bytes > m->cap && !(m->cap_hint > bytes && alloc_buffers(m, m->cap_hint)) &&
         !alloc_buffers(m, bytes)) {
         dl_err("rank %d: cannot allocate 2 x %zu bytes on GPU %d", m->rank, bytes, m->device);
@@ -556,6 +619,7 @@ static void nccl_fini(void *ctx)
     if (!m)
         return;
     double t0 = dl_now();
+    deregister(m);
     if (m->comm) {
         /* A clean finalize can block on a peer that is gone: bounded, then
          * abort, which releases everything whether or not it completed. */
@@ -609,6 +673,10 @@ static void nccl_describe(void *ctx, void *json)
         cJSON_AddNumberToObject(json, "gpu_index", m->device);
     }
     cJSON_AddNumberToObject(json, "graph_iters", m ? m->graph_iters : 0);
+    static const char *const reg_names[] = {"none", "ncclCommRegister",
+                                            "ncclMemAlloc + ncclCommWindowRegister (symmetric)"};
+    cJSON_AddNumberToObject(json, "register", m ? m->reg : 0);
+    cJSON_AddStringToObject(json, "registration", reg_names[m ? m->reg : 0]);
     if (m)
         cJSON_AddNumberToObject(json, "comm_init_s", m->comm_init_s);
 }
@@ -619,9 +687,19 @@ static void nccl_traits(void *ctx, dl_backend_traits_t *t)
     t->unit_calls = m && m->graph_iters > 0 ? m->graph_iters : 1;
 }
 
+static const char *reg_level(const void *f)
+{
+    long v = *(const long *)f;
+    return v >= 0 && v <= 2 ? NULL : "must be 0, 1 or 2";
+}
+
 static const dl_opt_t nccl_opts[] = {
     {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
      offsetof(nccl_opts_t, graph_iters), dl_opt_nonneg_long},
+    {"register", 'R', DL_OPT_INT, "0", "0|1|2",
+     "nccl: 1 registers the buffers (ncclCommRegister), 2 allocates them with ncclMemAlloc as "
+     "symmetric windows (NCCL 2.27+), as nccl-tests' -R",
+     offsetof(nccl_opts_t, reg), reg_level},
 };
 
 const dl_backend_ops_t dl_backend_nccl = {

@@ -91,6 +91,11 @@ dl_bad_input(matrix_missing "--matrix /nonexistent/m.txt: No such file"
   -c alltoallv --matrix /nonexistent/m.txt -b 1K -e 1K)
 dl_bad_input(matrix_sizes "--matrix: alltoallv's counts come from the matrix"
   -c alltoallv --matrix ${CMAKE_CURRENT_LIST_DIR}/data/alltoallv-5.txt -b 1K -e 4K)
+# -R is the nccl backend's: refused, with the reason, where buffers are the host's.
+dl_bad_input(register_mpi "--register is an option of the nccl backend. this sweep runs on mpi"
+  --backend mpi -R 1)
+dl_bad_input(register_sim "--register is an option of the nccl backend. this sweep runs on sim"
+  --backend sim -R 2)
 dl_bad_input(placement "--placement must be out, in or both, not 'bogus'" --placement bogus)
 dl_bad_input(out_unwritable "--out .*cannot create or write"
   --out ${CMAKE_CURRENT_LIST_FILE}/run)
