@@ -19,7 +19,7 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles;
+    const char *profiles, *aggregate, *matrix;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -39,7 +39,7 @@ static const char *fraction(const void *f)
 #define O(f) offsetof(sweep_opts_t, f)
 static const dl_opt_t sweep_opts[] = {
     {"collectives", 'c', DL_OPT_STR, "allreduce,allgather,broadcast", "LIST",
-     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce or all", O(colls), NULL},
+     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce,gather,scatter or all", O(colls), NULL},
     {"minbytes", 'b', DL_OPT_SIZE, "8", "SIZE", "smallest size (K/M/G suffixes)", O(minbytes), NULL},
     {"maxbytes", 'e', DL_OPT_SIZE, "128M", "SIZE", "largest size", O(maxbytes), NULL},
     {"stepfactor", 'f', DL_OPT_DOUBLE, "2", "F", "multiply the size by F (> 1)", O(factor), NULL},
@@ -48,7 +48,7 @@ static const dl_opt_t sweep_opts[] = {
      "float32,float16,bfloat16,float64,int32,int8 (nccl: also uint8,int64,uint32,uint64,fp8e4m3,fp8e5m2) or all",
      O(dtypes), NULL},
     {"op", 'o', DL_OPT_STR, "sum", "LIST", "sum,prod,min,max,avg or all", O(ops), NULL},
-    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast and reduce", O(root), dl_opt_nonneg_long},
+    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast, reduce, gather and scatter", O(root), dl_opt_nonneg_long},
     {"placement", 0, DL_OPT_STR, "both", "WHERE", "out (out-of-place), in (in-place) or both",
      O(placement), NULL},
     {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), dl_opt_nonneg_long},
@@ -59,6 +59,12 @@ static const dl_opt_t sweep_opts[] = {
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
     {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
     {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
+    {"matrix", 0, DL_OPT_STR, NULL, "FILE",
+     "alltoallv's bytes from rank i to j: a square matrix, as nccl-tests' NCCL_TESTS_ALLTOALLV_MATRIX_FILE "
+     "(default: its generated pattern at the size)", O(matrix), NULL},
+    {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
+     "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
+     O(aggregate), NULL},
     {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto (nccl if it works here, else mpi), mpi, nccl or sim",
      O(backend), NULL},
     {"profiles", 'p', DL_OPT_STR, NULL, "LIST",
@@ -162,6 +168,28 @@ static int parse_rank0_only(void)
     return !r || strcmp(r, "0") == 0;
 }
 
+/* --matrix: read and checked before MPI starts (the launcher says how many
+ * ranks there are), then named to the workers through their environment. */
+static dl_status_t load_matrix(const char *path, uint32_t colls, size_t nsizes)
+{
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!n)
+        n = getenv("PMI_SIZE");
+    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, n ? atoi(n) : 1);
+    if (st != DL_OK)
+        return st;
+    if ((colls & (1u << DL_COLL_ALLTOALLV)) && nsizes != 1) {
+        dl_err("--matrix: alltoallv's counts come from the matrix, not the size: give one size (-b = -e)");
+        return DL_ERR_USAGE;
+    }
+    char abs[4096];
+    if (!realpath(path, abs) || setenv(DL_ALLTOALLV_MATRIX_ENV, abs, 1) != 0) {
+        dl_err("--matrix %s: cannot name it to the workers", path);
+        return DL_ERR_INPUT;
+    }
+    return DL_OK;
+}
+
 static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
 {
     dl_plan_t *p = &sp->plan;
@@ -208,8 +236,13 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     }
     p->sizes = sp->sizes.v;
     p->nsizes = sp->sizes.n;
+    if (o->matrix && (st = load_matrix(o->matrix, p->colls, sp->sizes.n)) != DL_OK)
+        return st;
     p->root = (int)o->root;
-    p->mo = (dl_measure_opts_t){.warmup = (int)o->warmup, .iters = (int)o->iters,
+    int agg = DL_AGG_MAX;
+    if (dl_agg_parse(o->aggregate, &agg) != DL_OK)
+        return DL_ERR_USAGE;
+    p->mo = (dl_measure_opts_t){.agg = agg, .warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check};
@@ -401,6 +434,8 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     pthread_create(&tid, NULL, deadline_thread, NULL);
     pthread_detach(tid);
 
+    if (st == DL_OK && be->describe && out->profile) /* as a worker's INFO record */
+        be->describe(ctx, cJSON_AddObjectToObject(out->profile, "backend_info"));
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, inj, be, ctx, out->rank, NULL);
     if (st == DL_OK)

@@ -3,7 +3,8 @@
  * (collective, dtype, op, placement, size) it checks correctness, warms up,
  * then times batches of iterations until the 95% confidence interval of the
  * mean is within the target (adaptive) or a fixed count is done. The time of
- * an iteration is the slowest rank's; the loop never adds work inside a
+ * an iteration is the slowest rank's (or, with -a, the ranks' mean, the
+ * fastest's, rank 0's); the loop never adds work inside a
  * batch: cross-rank reductions happen between batches, through the xcomm
  * the caller provides (MPI in the supervisor, the supervisor's relay in a
  * worker), so every rank takes the same decision.
@@ -24,10 +25,20 @@ typedef struct {
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
+    int agg;               /* dl_agg_t: how an iteration's time is formed over ranks */
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
                             * Times come per call; batches are planned in units.
                             * Set from the backend's traits, never by a command */
 } dl_measure_opts_t;
+
+/* -a: an iteration's time over the ranks: the slowest's (default), their
+ * mean, the fastest's, rank 0's (nccl-tests' -a 3, 1, 2, 0). */
+typedef enum { DL_AGG_MAX, DL_AGG_MEAN, DL_AGG_MIN, DL_AGG_RANK0, DL_AGG_COUNT } dl_agg_t;
+extern const char *const dl_agg_names[DL_AGG_COUNT];
+/* A name or nccl-tests' digit; bad text: one line, DL_ERR_USAGE. */
+dl_status_t dl_agg_parse(const char *s, int *out);
+/* In place over ranks, n values (scratch: n uint64 for the mean). */
+dl_status_t dl_agg_over_ranks(const dl_xcomm_t *x, int agg, double *v, size_t n, uint64_t *scratch);
 
 /* The outcome of one case: what a row of the table and of run.json holds. */
 typedef struct {
