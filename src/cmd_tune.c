@@ -422,6 +422,10 @@ static dl_status_t finish(void *arg, void *runp, const char *dir, dl_status_t ms
     cJSON_AddStringToObject(mj, "name", t->m.name);
     cJSON_AddNumberToObject(mj, "parameters", (double)dl_model_params(&t->m));
     cJSON_AddNumberToObject(mj, "tensors", (double)t->m.n);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < t->m.n; i++)
+        bytes += dl_tensor_bytes(&t->m.t[i]);
+    cJSON_AddNumberToObject(mj, "bytes", (double)bytes);
     cJSON_AddStringToObject(tj, "framework", t->horovod ? "horovod" : "ddp");
     cJSON_AddNumberToObject(tj, "backward_ms", t->o.backward_ms);
     cJSON_AddStringToObject(tj, "readiness", "element count, reverse parameter order");
