@@ -18,6 +18,7 @@
 typedef struct {
     const char *model, *framework, *dtype, *caps, *thresholds, *cycles, *json, *curve;
     double backward_ms, first_mb;
+    int plan_only;
 } tune_opts_t;
 
 #define O(f) offsetof(tune_opts_t, f)
@@ -45,6 +46,9 @@ static const dl_opt_t tune_opts[] = {
     {"curve", 0, DL_OPT_STR, NULL, "RUN",
      "a sweep's run.json: predict each step from its all-reduce curve, beside the measurement",
      O(curve), NULL},
+    {"plan-only", 0, DL_OPT_FLAG, "0", NULL,
+     "measure nothing: print the model and each candidate's buckets (tensor indices) as JSON",
+     O(plan_only), NULL},
 };
 #undef O
 
@@ -578,6 +582,47 @@ static dl_status_t prepare(tune_t *t)
     return build(t);
 }
 
+/* --plan-only: the model and the buckets, for checks against the frameworks. */
+static int print_plan(const tune_t *t)
+{
+    char *mtext = dl_model_to_json(&t->m);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc, "model", mtext ? cJSON_Parse(mtext) : cJSON_CreateNull());
+    free(mtext);
+    cJSON_AddStringToObject(doc, "framework", t->horovod ? "horovod" : "ddp");
+    if (!t->horovod)
+        cJSON_AddNumberToObject(doc, "first_bucket_bytes", (double)(uint64_t)(t->o.first_mb * MIB));
+    cJSON *cs = cJSON_AddArrayToObject(doc, "candidates");
+    for (size_t i = 0; i < t->nc; i++) {
+        const cand_t *c = &t->c[i];
+        cJSON *o = cJSON_CreateObject(), *bs;
+        cJSON_AddItemToArray(cs, o);
+        if (t->horovod) {
+            cJSON_AddNumberToObject(o, "fusion_threshold_bytes", (double)(uint64_t)(c->thr_mb * MIB));
+            cJSON_AddNumberToObject(o, "cycle_time_ms", c->cycle_ms);
+        } else
+            cJSON_AddNumberToObject(o, "bucket_cap_mb", c->cap_mb);
+        bs = cJSON_AddArrayToObject(o, "buckets");
+        for (size_t k = 0; k < c->bs.n; k++) {
+            cJSON *b = cJSON_CreateArray();
+            cJSON_AddItemToArray(bs, b);
+            for (size_t j = 0; j < c->bs.b[k].n; j++)
+                cJSON_AddItemToArray(b, cJSON_CreateNumber((double)c->bs.b[k].idx[j]));
+        }
+    }
+    char *text = cJSON_PrintUnformatted(doc);
+    dl_status_t st = text ? DL_OK : DL_ERR_NOMEM;
+    if (st == DL_OK && t->o.json)
+        st = dl_write_atomic(t->o.json, text, strlen(text));
+    else if (st == DL_OK)
+        printf("%s\n", text);
+    if (st != DL_OK)
+        dl_err("--json %s: cannot write it", t->o.json ? t->o.json : "-");
+    free(text);
+    cJSON_Delete(doc);
+    return dl_status_exit_code(st);
+}
+
 static void tune_free(tune_t *t)
 {
     for (size_t i = 0; i < t->nc; i++)
@@ -618,7 +663,9 @@ int cmd_tune(int argc, char **argv)
         st = prepare(&t);
     dl_log_set_mute(0);
     int code = dl_status_exit_code(st);
-    if (st == DL_OK) {
+    if (st == DL_OK && t.o.plan_only)
+        code = print_plan(&t);
+    else if (st == DL_OK) {
         dl_sweep_hook_t hook = {.command = "dlcomm tune", .usage = usage, .sizes = t.sizes,
                                 .nsizes = t.nsizes, .places = 2, .finish = finish, .arg = &t};
         code = dl_sweep_main(ntheirs, theirs, &hook);
