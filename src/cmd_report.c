@@ -3,12 +3,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "analysis/analysis.h"
 #include "commands.h"
 
 typedef struct {
     int json;
-    const char *baseline, *prometheus;
+    const char *baseline, *prometheus, *tune;
 } report_opts_t;
 
 #define O(f) offsetof(report_opts_t, f)
@@ -18,11 +20,14 @@ static const dl_opt_t report_opts[] = {
      "a single-node run, to judge hierarchical all-reduce for a multi-node RUN", O(baseline), NULL},
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE",
      "also write RUN's figures for node_exporter's textfile collector", O(prometheus), NULL},
+    {"tune", 0, DL_OPT_STR, NULL, "FILE",
+     "a dlcomm tune record: say how the curve's fusion advice compares with its measured answer",
+     O(tune), NULL},
 };
 #undef O
 
 static const char usage[] =
-    "usage: dlcomm report RUN [--json] [--baseline RUN1] [--prometheus FILE]\n\n"
+    "usage: dlcomm report RUN [--json] [--baseline RUN1] [--prometheus FILE] [--tune FILE]\n\n"
     "RUN: dlcomm run.json, nccl-tests -J JSON or nccl-tests text output. Per collective\n"
     "and profile: peak busbw, the smallest sizes reaching 50% and 90% of it, the latency\n"
     "floor (fastest call up to 64 KiB); the best profile per size band (< 64 KiB,\n"
@@ -53,11 +58,31 @@ int cmd_report(int argc, char **argv)
         }
         have_base = 1;
     }
+    cJSON *tune = NULL;
+    if (o.tune && !(tune = dl_an_tune_load(o.tune))) {
+        dl_err("--tune %s: not a dlcomm tune record (tune --json, or its run.json)", o.tune);
+        if (have_base)
+            dl_an_free(&b);
+        dl_an_free(&r);
+        return 2;
+    }
     dl_status_t st = DL_OK;
     if (o.prometheus)
         st = dl_an_prometheus(o.prometheus, &r);
     if (st == DL_OK)
         st = dl_an_report(stdout, &r, have_base ? &b : NULL, o.json);
+    if (st == DL_OK && tune && !o.json)
+        dl_an_tune_compare(stdout, NULL, &r, tune);
+    else if (st == DL_OK && tune) { /* a second JSON document after the report's */
+        cJSON *j = cJSON_CreateObject();
+        dl_an_tune_compare(NULL, j, &r, tune);
+        char *text = cJSON_Print(j);
+        if (text)
+            printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(j);
+    }
+    cJSON_Delete(tune);
     if (have_base)
         dl_an_free(&b);
     dl_an_free(&r);

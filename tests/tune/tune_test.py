@@ -86,6 +86,16 @@ def main():
         run_json = json.load(open(os.path.join(out_dir, "run.json")))
         if run_json["tune"]["candidates"] != d["candidates"]:
             fail("run.json's tune section differs from --json", out, err)
+        # The chart, through dlcomm plot and real gnuplot.
+        plt = os.path.join(tmp, "plot")
+        p = subprocess.run([args.bin, "plot", rec, "--out", plt], capture_output=True, text=True)
+        png = os.path.join(plt, "tune-exposed.png")
+        if p.returncode != 0 or not os.path.getsize(png) > 1000:
+            fail("plot of the tune record: exit %d" % p.returncode, p.stdout, p.stderr)
+        dat = open(os.path.join(plt, "tune.dat")).read().split("\n")
+        pts = [l.split()[:2] for l in dat if l and not l.startswith("#")]
+        if [float(e) for _, e in pts] != [round(x["exposed_us"] / 1e3, 6) for x in d["candidates"]]:
+            fail("the chart's points are not the record's exposed times: %s" % pts, out, err)
     elif args.case == "horovod_np4_curve":
         # A sweep's curve first, then tune with --curve beside the measurement.
         sweep = shlex.split(args.mpirun) + ["-np", "4", args.bin, "sweep", "-c", "allreduce",
@@ -107,6 +117,16 @@ def main():
                 fail("no fusion should leave one call per tensor", out, err)
         if "HOROVOD_FUSION_THRESHOLD=" not in out or "HOROVOD_CYCLE_TIME=" not in out:
             fail("no Horovod lines", out, err)
+        # report's curve advice beside tune's measured answer.
+        p = subprocess.run([args.bin, "report", os.path.join(tmp, "sweep", "run.json"), "--tune",
+                            rec], capture_output=True, text=True)
+        if p.returncode != 0 or "tune's measured answer beside the curve" not in p.stdout or \
+                "the curve says" not in p.stdout:
+            fail("report --tune: exit %d" % p.returncode, p.stdout, p.stderr)
+        p = subprocess.run([args.bin, "report", os.path.join(tmp, "sweep", "run.json"), "--tune",
+                            model], capture_output=True, text=True)
+        if p.returncode != 2 or "not a dlcomm tune record" not in p.stderr:
+            fail("report --tune with a model file: exit %d" % p.returncode, p.stdout, p.stderr)
     elif args.case == "sim64":
         rc, out, err = run(args, 2, common + ["--backend", "sim", "--sim-nodes", "64",
                                               "--model", "resnet50", "--bucket-caps", "5,25"])
