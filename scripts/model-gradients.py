@@ -82,7 +82,12 @@ def torch_ddp_buckets(model, first_bytes, cap_bytes):
         fn = torch._C._distributed_c10d._compute_bucket_assignment_by_size
     params = [p for p in model.parameters() if p.requires_grad]
     order = list(range(len(params)))[::-1]
-    r = fn([params[i] for i in order], [first_bytes, cap_bytes], [False] * len(params), order)
+    tensors = [params[i] for i in order]
+    try:
+        r = fn(tensors, [first_bytes, cap_bytes], [False] * len(params), order)
+    except TypeError:  # bindings that take these by keyword only
+        r = fn(tensors, [first_bytes, cap_bytes], expect_sparse_gradient=[False] * len(params),
+               tensor_indices=order)
     buckets = r[0] if isinstance(r, tuple) else r
     return [list(map(int, b)) for b in buckets]
 
