@@ -171,6 +171,33 @@ def main():
         rc, out, err = run(args, 1, ["--model", model, "-e", "1M"])
         if rc != 2 or "sweep option" not in err:
             fail("a sweep-only option: exit %d" % rc, out, err)
+    elif args.case == "script_file":
+        # scripts/model-gradients.py's writer (torch is not installed here: a
+        # module stand-in with the same named_parameters() interface), read
+        # back by dlcomm: trainable only, names, shapes and dtypes kept.
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+        import importlib
+        mg = importlib.import_module("model-gradients")
+
+        class P:
+            def __init__(self, shape, dtype="torch.float32", grad=True):
+                self.shape, self.dtype, self.requires_grad = shape, dtype, grad
+
+        class M:
+            def named_parameters(self):
+                return [("emb.weight", P([10, 4])), ("frozen", P([3], grad=False)),
+                        ("ln.weight", P([4], "torch.bfloat16")), ("scale", P([]))]
+
+        mg.write_model_file(M(), model, "standin")
+        p = subprocess.run([args.bin, "tune", "--model", model, "--plan-only"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("dlcomm refused the script's file: exit %d" % p.returncode, p.stdout, p.stderr)
+        got = [(t["name"], t["shape"], t["dtype"]) for t in json.loads(p.stdout)["model"]["tensors"]]
+        want = [("emb.weight", [10, 4], "float32"), ("ln.weight", [4], "bfloat16"),
+                ("scale", [1], "float32")]
+        if got != want:
+            fail("round trip %s, want %s" % (got, want), p.stdout, p.stderr)
     else:
         fail("unknown case " + args.case)
     print("ok", args.case)
