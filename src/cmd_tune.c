@@ -64,11 +64,13 @@ static const char usage[] =
     "--ci-target, --budget (default 2 s per step here), --min-iters, --max-iters,\n"
     "-w (default 2 steps), -n, --check, -q and the backends' own (dlcomm sweep --help).";
 
-/* Sweep options that have no meaning for a step plan. */
+/* Sweep options that have no meaning for a step plan (-G: a step is one
+ * call of each size, not a graph of many). */
 static const char *const not_for_tune[] = {"--collectives", "-c", "--minbytes", "-b", "--maxbytes",
                                            "-e", "--stepfactor", "-f", "--stepbytes", "-i",
                                            "--datatype", "--op", "-o", "--root", "-r",
-                                           "--placement", "--plot", "--prometheus"};
+                                           "--placement", "--plot", "--prometheus", "--graph",
+                                           "-G"};
 
 typedef struct {
     double cap_mb, thr_mb, cycle_ms; /* the setting (ddp: cap_mb; horovod: thr_mb, cycle_ms) */
