@@ -158,6 +158,7 @@ typedef struct {
     dl_plan_t plan;
     dl_sizes_t sizes;
     uint64_t stepbytes;
+    const dl_sweep_hook_t *hook; /* another command's plan (tune), or NULL */
 } sweep_plan_t;
 
 static int parse_rank0_only(void)
@@ -190,10 +191,12 @@ static dl_status_t load_matrix(const char *path, uint32_t colls, size_t nsizes)
     return DL_OK;
 }
 
-static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
+static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook,
+                              sweep_plan_t *sp)
 {
     dl_plan_t *p = &sp->plan;
     memset(sp, 0, sizeof(*sp));
+    sp->hook = hook;
     dl_status_t st = dl_list_parse("collective", o->colls, dl_coll_names, DL_COLL_COUNT, &p->colls);
     if (st == DL_OK)
         st = dl_list_parse("dtype", o->dtypes, dl_dtype_names, DL_DT_COUNT, &p->dtypes);
@@ -246,6 +249,12 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check};
+    if (hook) { /* its steps replace the size range */
+        p->sizes = hook->sizes;
+        p->nsizes = hook->nsizes;
+        p->places = hook->places;
+        p->mo.step = 1;
+    }
     return DL_OK;
 }
 
@@ -350,9 +359,11 @@ static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, si
     return (dl_status_t)st;
 }
 
-static cJSON *run_header(const sweep_cli_t *cli, int argc, char **argv, cJSON *fingerprint)
+static cJSON *run_header(const sweep_cli_t *cli, const char *name, int argc, char **argv,
+                         cJSON *fingerprint)
 {
-    char cmd[4096] = "dlcomm sweep";
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "%s", name);
     size_t n = strlen(cmd);
     for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
@@ -548,7 +559,7 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
                        .profile_name = be->name,
                        .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
     if (rank == 0) {
-        out.run = run_header(cli, argc, argv, fp);
+        out.run = run_header(cli, sp->hook ? sp->hook->command : "dlcomm sweep", argc, argv, fp);
         if (!workers)
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
         else if (in.setup.system[0])
@@ -569,6 +580,8 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
             cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
         if (!workers && st != DL_OK && st != DL_ERR_CHECK)
             cJSON_AddStringToObject(out.profile, "reason", dl_status_str(st));
+        if (sp->hook) /* its analysis goes into the record */
+            st = dl_status_worse(st, sp->hook->finish(sp->hook->arg, out.run, dir, st));
         cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
         dl_status_t io = dl_run_write(out.run, dir);
         if (io == DL_OK && !o->quiet)
@@ -596,6 +609,11 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
 
 int cmd_sweep(int argc, char **argv)
 {
+    return dl_sweep_main(argc, argv, NULL);
+}
+
+int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
+{
     sweep_cli_t cli;
     int help = 0;
     if (cli_init(&cli) != DL_OK) {
@@ -611,7 +629,7 @@ int cmd_sweep(int argc, char **argv)
     sweep_plan_t sp;
     memset(&sp, 0, sizeof(sp));
     if (st == DL_OK && !help)
-        st = build_plan(o, &sp);
+        st = build_plan(o, hook, &sp);
     dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
@@ -621,7 +639,7 @@ int cmd_sweep(int argc, char **argv)
         st = dl_an_html_check("--html", o->html);
     dl_log_set_mute(0);
     if (help)
-        dl_opts_help(stdout, usage, cli.set.opts, cli.set.n);
+        dl_opts_help(stdout, hook ? hook->usage : usage, cli.set.opts, cli.set.n);
     if (help || st != DL_OK) {
         dl_sizes_free(&sp.sizes);
         dl_optset_free(&cli.set);

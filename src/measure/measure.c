@@ -294,3 +294,15 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     out->status = st;
     return st;
 }
+
+/* For the step loop (step.c): the same agreement and the same stop rule. */
+dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st)
+{
+    return agree(x, st);
+}
+
+int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
+                      int *converged)
+{
+    return adaptive_done(o, r, spent, converged);
+}
