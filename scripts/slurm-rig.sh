@@ -140,7 +140,9 @@ W
 
 cmd_up() {
   local n=${1:-}
-  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 64 ] || die "up N: N must be 1..64"
+  if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt 64 ]; then
+    die "up N: N must be 1..64"
+  fi
   [ "$(id -u)" -eq 0 ] || die "needs root"
   cmd_down
   trap 'tail -n 5 "$STATE"/*.log >&2 || true; cmd_down; exit 1' ERR
@@ -156,9 +158,11 @@ cmd_up() {
   write_conf "$n"
   write_mpirun
   export SLURM_CONF=$STATE/slurm.conf
+  # shellcheck disable=SC2016 # $1 and $2 are the inner shell's
   unshare --uts -- sh -c 'hostname "$1" && exec slurmctld -c -f "$2"' slurm-rig "$CTL" "$SLURM_CONF"
   local i
   for ((i = 1; i <= n; i++)); do
+    # shellcheck disable=SC2016 # $1 and $2 are the inner shell's
     ip netns exec "$PREFIX$i" unshare --uts -- \
       sh -c 'hostname "$1" && exec slurmd -f "$2" -N "$1"' slurm-rig "$PREFIX$i" "$SLURM_CONF"
   done
