@@ -1,0 +1,15 @@
+# prom: a real Prometheus scraping a real node_exporter that reads a sweep's
+# .prom file; the example rules under promtool; the dashboard's expressions.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(DL_PROM_MON ${CMAKE_SOURCE_DIR}/scripts/monitoring)
+add_test(NAME prom_live
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_live.py ${DL_BIN}
+                 ${CMAKE_CURRENT_BINARY_DIR}/prom-live-work ${DL_MPIRUN})
+set_tests_properties(prom_live PROPERTIES LABELS "prom;integration" TIMEOUT 90
+                     SKIP_RETURN_CODE 77)
+add_test(NAME prom_rules COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/prom_rules.sh ${DL_PROM_MON})
+set_tests_properties(prom_rules PROPERTIES LABELS prom TIMEOUT 60 SKIP_RETURN_CODE 77)
+add_test(NAME prom_dashboard
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_dashboard.py
+                 ${DL_PROM_MON}/dlcomm-dashboard.json ${CMAKE_SOURCE_DIR}/src/analysis/prom.c)
+set_tests_properties(prom_dashboard PROPERTIES LABELS prom TIMEOUT 60)
