@@ -32,6 +32,7 @@ typedef struct {
 typedef struct {
     char name[64], status[16], reason[128];
     int modelled;
+    char backend[16];       /* "mpi", "nccl", "sim" ("nccl" for nccl-tests; "" unknown) */
     /* Algorithm and protocol the profile forces ("" when not forced). */
     char algo[32], proto[32];
 } dl_prof_t;

@@ -138,6 +138,7 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         snprintf(pr->status, sizeof(pr->status), "%s", str_of(p, "status", "ok"));
         snprintf(pr->reason, sizeof(pr->reason), "%s", str_of(p, "reason", ""));
         pr->modelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "modelled"));
+        snprintf(pr->backend, sizeof(pr->backend), "%s", str_of(p, "backend", ""));
         read_forced(p, pr);
         if (!out->nccl[0]) /* what NCCL itself said, when the fingerprint does not */
             version_of(cJSON_GetObjectItemCaseSensitive(p, "observed_transports"), "nccl_version",
