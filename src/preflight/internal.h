@@ -76,6 +76,11 @@ typedef struct {
     double bound_gbps;    /* bytes == 0: the member is below this */
 } pf_size_t;
 
+/* Chooses the size of a figure of `calls` calls plus extra_s of budget
+ * from single calls of coll, so it fits its share (sz; the same on every
+ * rank of x). */
+dl_status_t pf_fit(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                   uint64_t bytes, int calls, double extra_s, pf_size_t *sz);
 /* One figure, sized to fit its share (r is the measurement at sz->bytes;
  * when nothing fits, r holds only the single call's case and busbw). */
 dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,

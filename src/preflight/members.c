@@ -86,27 +86,26 @@ double pf_figure_s(const dl_pf_opts_t *o)
 
 /* The calls a figure makes, as the measurement loop runs them (the check,
  * the warm-up, at least min_iters or the fixed count), and its timing budget. */
-static double figure_cost(const dl_measure_opts_t *mo, double per_call)
+static void figure_calls(const dl_measure_opts_t *mo, int *calls, double *extra_s)
 {
-    int calls = 1 + mo->warmup + (mo->iters > 0 ? mo->iters : mo->min_iters);
-    return calls * per_call + (mo->iters > 0 ? 0 : mo->budget_s);
+    *calls = 1 + mo->warmup + (mo->iters > 0 ? mo->iters : mo->min_iters);
+    *extra_s = mo->iters > 0 ? 0 : mo->budget_s;
 }
 
-dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
-                             uint64_t bytes, dl_result_t *r, pf_size_t *sz)
+dl_status_t pf_fit(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                   uint64_t bytes, int calls, double extra_s, pf_size_t *sz)
 {
-    const dl_measure_opts_t *mo = &c->o->mo;
     double share = pf_figure_s(c->o), t = 0, bw = 0;
-    memset(r, 0, sizeof(*r));
+#define COST(per_call) ((calls) * (per_call) + extra_s)
     *sz = (pf_size_t){.asked = bytes, .share_s = share};
     /* A ramp of single calls, 8x each, while the next one's figure would
      * still fit: each costs less than share/calls, so the ramp costs about
-     * one share at most, and a slow member never starts a long call. */
+     * a quarter share at most, and a slow member never starts a long call. */
     uint64_t p = bytes < PF_PROBE_BYTES ? bytes : PF_PROBE_BYTES;
     dl_status_t st = probe(b, x, coll, p, &t, &bw);
-    while (st == DL_OK && p < bytes && figure_cost(mo, t * (double)bytes / (double)p) > share) {
+    while (st == DL_OK && p < bytes && COST(t * (double)bytes / (double)p) > share) {
         uint64_t q = p * 8 < bytes ? p * 8 : bytes;
-        if (figure_cost(mo, t * (double)q / (double)p) > share)
+        if (COST(t * (double)q / (double)p) > share)
             break;
         p = q;
         st = probe(b, x, coll, p, &t, &bw);
@@ -115,23 +114,37 @@ dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_co
         return st;
     sz->probe_bytes = p;
     sz->probe_s = t;
-    sz->est_s = figure_cost(mo, t * (double)bytes / (double)p);
+    sz->est_s = COST(t * (double)bytes / (double)p);
     if (sz->est_s <= share)
         sz->bytes = bytes;
-    else if (figure_cost(mo, t) <= share)
+    else if (COST(t) <= share)
         sz->bytes = p;
-    if (!sz->bytes) { /* even the smallest call does not fit: its figure bounds the member */
+    else /* even the smallest call does not fit: its figure bounds the member */
         sz->bound_gbps = bw;
-        r->busbw_gbps = bw;
-        dl_case_init(&r->c, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, p,
-                     x->nranks, x->rank);
+#undef COST
+    return DL_OK;
+}
+
+dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                             uint64_t bytes, dl_result_t *r, pf_size_t *sz)
+{
+    int calls;
+    double extra;
+    figure_calls(&c->o->mo, &calls, &extra);
+    memset(r, 0, sizeof(*r));
+    dl_status_t st = pf_fit(c, b, x, coll, bytes, calls, extra, sz);
+    if (st != DL_OK)
+        return st;
+    dl_case_t cs;
+    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0,
+                 sz->bytes ? sz->bytes : sz->probe_bytes, x->nranks, x->rank);
+    if (!sz->bytes) {
+        r->c = cs;
         r->nranks = x->nranks;
+        r->busbw_gbps = sz->bound_gbps;
         return DL_OK;
     }
-    dl_case_t cs;
-    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, sz->bytes,
-                 x->nranks, x->rank);
-    return dl_measure_case(&b->w.ops, &b->w, x, mo, &cs, r);
+    return dl_measure_case(&b->w.ops, &b->w, x, &c->o->mo, &cs, r);
 }
 
 void pf_size_note(const pf_size_t *sz, const char *coll, char *buf, size_t len)

@@ -33,11 +33,20 @@ static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const
     dl_measure_opts_t once = {.warmup = 0, .iters = 1, .min_iters = 1, .max_iters = 1,
                               .check = 1, .ci_target = 1, .budget_s = 1};
     uint64_t wrong[2] = {0, 0}, *per_rank = NULL;
+    /* Two placements of a check and a call each, within one share. */
+    pf_size_t fit;
+    dl_status_t fst = pf_fit(c, b, x, coll->id, c->o->check_bytes, 4, 0, &fit);
+    if (fst != DL_OK) {
+        pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, NULL,
+                 "the collective broke: %s", dl_status_str(fst));
+        return fst;
+    }
+    uint64_t bytes = fit.bytes ? fit.bytes : fit.probe_bytes;
     for (int place = 0; place < 2; place++) {
         dl_case_t cs;
         dl_result_t r;
-        dl_case_init(&cs, coll, DL_DT_FLOAT32, DL_OP_SUM, (dl_place_t)place, 0,
-                     c->o->check_bytes, c->nranks, c->rank);
+        dl_case_init(&cs, coll, DL_DT_FLOAT32, DL_OP_SUM, (dl_place_t)place, 0, bytes,
+                     c->nranks, c->rank);
         dl_status_t st = dl_measure_case(&b->w.ops, &b->w, x, &once, &cs, &r);
         if (st != DL_OK) {
             dl_result_free(&r);
@@ -55,20 +64,25 @@ static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const
         }
         dl_result_free(&r);
     }
-    char sz[32], who[1024];
-    dl_size_format(c->o->check_bytes, sz, sizeof(sz));
+    char sz[32], who[1024], note[300], sep[3] = "";
+    dl_size_format(bytes, sz, sizeof(sz));
+    pf_size_note(&fit, coll->name, note, sizeof(note));
+    if (note[0])
+        snprintf(sep, sizeof(sep), "; ");
     cJSON *f = cJSON_CreateObject();
-    cJSON_AddNumberToObject(f, "bytes", (double)c->o->check_bytes);
+    cJSON_AddNumberToObject(f, "bytes", (double)bytes);
+    pf_size_json(f, &fit);
     cJSON_AddNumberToObject(f, "wrong_out_of_place", (double)wrong[0]);
     cJSON_AddNumberToObject(f, "wrong_in_place", (double)wrong[1]);
     if (wrong[0] + wrong[1]) {
         name_wrong(c, per_rank, who, sizeof(who));
         pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, f,
-                 "%s float32: %llu wrong elements: %s", sz,
-                 (unsigned long long)(wrong[0] + wrong[1]), who);
+                 "%s float32: %llu wrong elements: %s%s%s", sz,
+                 (unsigned long long)(wrong[0] + wrong[1]), who, sep, note);
     } else {
         pf_check(c, DL_PF_PASS, "correctness", "world", coll->name, f,
-                 "%s float32 out-of-place and in-place, %d ranks: 0 wrong", sz, c->nranks);
+                 "%s float32 out-of-place and in-place, %d ranks: 0 wrong%s%s", sz, c->nranks,
+                 sep, note);
     }
     free(per_rank);
     return DL_OK;
