@@ -101,26 +101,29 @@ dl_status_t pf_fit(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t co
     /* A ramp of single calls, 8x each, while the next one's figure would
      * still fit: each costs less than share/calls, so the ramp costs about
      * a quarter share at most, and a slow member never starts a long call. */
-    uint64_t p = bytes < PF_PROBE_BYTES ? bytes : PF_PROBE_BYTES;
+    uint64_t p = bytes < PF_PROBE_BYTES ? bytes : PF_PROBE_BYTES, fit = 0;
     dl_status_t st = probe(b, x, coll, p, &t, &bw);
-    while (st == DL_OK && p < bytes && COST(t * (double)bytes / (double)p) > share) {
+    sz->bound_gbps = bw; /* the first call's figure, should nothing fit */
+    for (;;) {
+        if (st != DL_OK)
+            return st;
+        if (COST(t) <= share)
+            fit = p; /* measured to fit: a slower call at a larger size keeps this one */
+        sz->probe_bytes = p;
+        sz->probe_s = t;
+        sz->est_s = COST(t * (double)bytes / (double)p);
+        if (p >= bytes || sz->est_s <= share || !fit)
+            break;
         uint64_t q = p * 8 < bytes ? p * 8 : bytes;
         if (COST(t * (double)q / (double)p) > share)
             break;
         p = q;
         st = probe(b, x, coll, p, &t, &bw);
     }
-    if (st != DL_OK)
-        return st;
-    sz->probe_bytes = p;
-    sz->probe_s = t;
-    sz->est_s = COST(t * (double)bytes / (double)p);
     if (sz->est_s <= share)
         sz->bytes = bytes;
-    else if (COST(t) <= share)
-        sz->bytes = p;
-    else /* even the smallest call does not fit: its figure bounds the member */
-        sz->bound_gbps = bw;
+    else
+        sz->bytes = fit; /* 0: even the smallest call does not fit; bound_gbps holds */
 #undef COST
     return DL_OK;
 }
