@@ -86,7 +86,7 @@ static int is_rank0(void)
 typedef struct {
     dl_pf_opts_t o;
     uint64_t sizes[16];
-    cJSON *baseline;
+    dl_run_t baseline;
 } pf_setup_t;
 
 static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
@@ -175,17 +175,10 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
             return DL_ERR_INPUT;
         o->system_path = a->system;
     }
-    if (a->baseline && is_rank0()) {
-        char *text = NULL;
-        if (dl_read_file(a->baseline, &text, NULL) != DL_OK ||
-            !(ps->baseline = cJSON_Parse(text)) ||
-            !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(ps->baseline, "profiles"))) {
-            dl_err("--baseline %s: not a readable dlcomm run.json (no \"profiles\")", a->baseline);
-            free(text);
+    if (a->baseline && is_rank0()) { /* the one reader: it names the file and the problem */
+        if (dl_an_load(a->baseline, &ps->baseline) != DL_OK)
             return DL_ERR_INPUT;
-        }
-        free(text);
-        o->baseline = ps->baseline;
+        o->baseline = &ps->baseline;
         o->baseline_path = a->baseline;
     }
     return DL_OK;
@@ -396,7 +389,7 @@ int cmd_preflight(int argc, char **argv)
     }
     if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))
         workers_close(&w);
-    cJSON_Delete(ps.baseline);
+    dl_an_free(&ps.baseline);
     MPI_Finalize();
     return code;
 }

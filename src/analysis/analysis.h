@@ -36,7 +36,8 @@ typedef struct {
     char algo[32], proto[32];
     /* dlcomm runs: the backend, what NCCL said it used ("P2P 8 channels;
      * network IB; GDR"), the contradictions with the profile ("rank 1: ...;
-     * ..."), the sim's system name and modelled nodes ("" / 0: unknown). */
+     * ..."), the sim's system name and modelled nodes ("" / 0: unknown);
+     * nccl-tests files: backend "nccl". */
     char backend[16], used[160], contra[512], system[64];
     int sim_nodes;
 } dl_prof_t;

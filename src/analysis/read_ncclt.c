@@ -46,6 +46,15 @@ void dl_an_ncclt_dtype(const char *s, char *out, size_t len)
 }
 
 /* 22809 -> "2.28.9" (NCCL_VERSION_CODE = major*10000 + minor*100 + patch). */
+/* nccl-tests measures NCCL: its rows compare with the nccl backend's. */
+static dl_prof_t *ncclt_prof(dl_run_t *r)
+{
+    dl_prof_t *p = dl_an_add_prof(r, "nccl-tests");
+    if (p)
+        snprintf(p->backend, sizeof(p->backend), "nccl");
+    return p;
+}
+
 static void nccl_code(double code, char *out, size_t len)
 {
     if (!(code >= 10000 && code < 1e7))
@@ -128,7 +137,7 @@ dl_status_t dl_an_read_ncclt_json(const char *buf, dl_run_t *r)
     }
     char coll[32];
     json_header(doc, r, coll, sizeof(coll));
-    dl_status_t st = dl_an_add_prof(r, "nccl-tests") ? DL_OK : DL_ERR_NOMEM;
+    dl_status_t st = ncclt_prof(r) ? DL_OK : DL_ERR_NOMEM;
     const cJSON *e;
     cJSON_ArrayForEach(e, results)
     {
@@ -236,7 +245,7 @@ dl_status_t dl_an_read_ncclt_text(const char *buf, dl_run_t *r)
             text_header(r, line, coll, sizeof(coll), &iters);
             continue;
         }
-        if (r->nprofs == 0 && !dl_an_add_prof(r, "nccl-tests"))
+        if (r->nprofs == 0 && !ncclt_prof(r))
             return DL_ERR_NOMEM;
         st = text_row(r, line, coll);
     }

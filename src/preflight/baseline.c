@@ -1,43 +1,60 @@
-/* Baseline rows from an earlier dlcomm run (run.json). */
+/* Baseline rows from an earlier run, read by the analysis module's reader
+ * (a dlcomm run.json or nccl-tests output). */
 #include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int str_is(const cJSON *o, const char *key, const char *want)
+/* The profile a row came from. */
+static const dl_prof_t *prof_of(const dl_run_t *run, const dl_row_t *row)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) && strcmp(v->valuestring, want) == 0;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+    for (size_t i = 0; i < run->nprofs; i++)
+        if (strcmp(run->profs[i].name, row->profile) == 0)
+            return &run->profs[i];
+    return NULL;
 }
 
 /* The best busbw among matching rows of every profile: a baseline is what
  * the system can do, and the best profile says that. Only float32 sum
- * out-of-place rows match, as preflight measures those. */
-double pf_baseline_busbw(const cJSON *run, const char *coll, uint64_t bytes, int ranks)
+ * out-of-place rows match, as preflight measures those; and only rows
+ * measured (not modelled) by the backend this preflight measures with: a
+ * model's or another backend's figure says nothing of this one's, at any
+ * rank count (a model's rows carry the model's). When rows match but none
+ * is comparable, why says so. */
+double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *coll,
+                         uint64_t bytes, int ranks, char *why, size_t whylen)
 {
     double best = -1;
-    const cJSON *prof, *row;
-    cJSON_ArrayForEach(prof, cJSON_GetObjectItemCaseSensitive(run, "profiles"))
-    {
-        cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(prof, "results"))
-        {
-            if (!str_is(row, "collective", coll) || !str_is(row, "dtype", "float32") ||
-                str_is(row, "placement", "in") || num(row, "ranks") != ranks ||
-                num(row, "bytes") != (double)bytes)
-                continue;
-            if (!str_is(row, "op", "sum") && !str_is(row, "op", "none"))
-                continue;
-            double b = num(row, "busbw_gbps");
-            best = b > best ? b : best;
+    int modelled = 0;
+    const char *other = NULL;
+    why[0] = '\0';
+    for (size_t i = 0; i < run->nrows; i++) {
+        const dl_row_t *row = &run->rows[i];
+        if (strcmp(row->collective, coll) != 0 || strcmp(row->dtype, "float32") != 0 ||
+            strcmp(row->placement, "in") == 0 || row->bytes != bytes ||
+            (strcmp(row->op, "sum") != 0 && strcmp(row->op, "none") != 0) || !(row->busbw >= 0))
+            continue;
+        const dl_prof_t *pr = prof_of(run, row);
+        const char *be = pr ? pr->backend : "";
+        if (row->modelled || (pr && pr->modelled) || strcmp(be, "sim") == 0) {
+            modelled = 1;
+            continue;
         }
+        if (strcmp(be, backend) != 0) {
+            other = be[0] ? be : "an unknown backend";
+            continue;
+        }
+        if (row->ranks != ranks) /* a model's ranks are its own: its rows are judged above */
+            continue;
+        best = row->busbw > best ? row->busbw : best;
     }
+    if (best < 0 && modelled)
+        snprintf(why, whylen, "not comparable: the baseline row is modelled (sim backend), "
+                              "not measured");
+    else if (best < 0 && other)
+        snprintf(why, whylen, "not comparable: the baseline row is from %s, this preflight "
+                              "measures %s", other, backend);
     return best;
 }
 

@@ -66,6 +66,42 @@ void pf_step(const char *what);
 dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_coll_id_t coll,
                                uint64_t bytes, double *fig, uint64_t *wrong);
 
+/* The wall time of one figure is bounded by its share, PF_FIGURE_BUDGETS x
+ * the measurement budget: the size is chosen from single calls that ramp
+ * up from PF_PROBE_BYTES (an MPI collective cannot be interrupted, so a
+ * slow member must never start a call that would not fit). */
+#define PF_FIGURE_BUDGETS 20
+#define PF_PROBE_BYTES (64u << 10)
+double pf_figure_s(const dl_pf_opts_t *o);
+
+typedef struct {
+    uint64_t asked;       /* the size asked for */
+    uint64_t bytes;       /* the size measured; 0: none fitted (bound_gbps holds) */
+    uint64_t probe_bytes; /* the last single call's size, and its time */
+    double probe_s;
+    double est_s;         /* the figure's estimated time at the asked size */
+    double share_s;
+    double bound_gbps;    /* bytes == 0: the member is below this */
+} pf_size_t;
+
+/* Chooses the size of a figure of `calls` calls plus extra_s of budget
+ * from single calls of coll, so it fits its share (sz; the same on every
+ * rank of x). */
+dl_status_t pf_fit(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                   uint64_t bytes, int calls, double extra_s, pf_size_t *sz);
+/* One figure, sized to fit its share (r is the measurement at sz->bytes;
+ * when nothing fits, r holds only the single call's case and busbw). */
+dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                             uint64_t bytes, dl_result_t *r, pf_size_t *sz);
+/* A line's note when the size was cut or nothing fitted ("" otherwise),
+ * and the same as a "sized" object in a check's figures. */
+void pf_size_note(const pf_size_t *sz, const char *coll, char *buf, size_t len);
+void pf_size_json(cJSON *f, const pf_size_t *sz);
+/* pf_measure_members, and each member's sizing in sizes[m] (every rank). */
+dl_status_t pf_measure_members_sized(pf_ctx_t *c, const int *color, int ncolors,
+                                     dl_coll_id_t coll, uint64_t bytes, double *fig,
+                                     uint64_t *wrong, pf_size_t *sizes);
+
 /* Whether v, put in place of figs[i], would still be a low outlier among
  * figs: a suspect's retest is judged by the same rule as the first pass. */
 int pf_still_low(const pf_ctx_t *c, const double *figs, int n, int i, double v);
@@ -81,8 +117,11 @@ dl_status_t pf_gpu_judge(pf_ctx_t *c, int host, const cJSON *hostobj);
 dl_status_t pf_correctness(pf_ctx_t *c);
 dl_status_t pf_bandwidth(pf_ctx_t *c);
 dl_status_t pf_scopes(pf_ctx_t *c);
-/* Baseline busbw for a collective at a size and rank count; < 0 if none. */
-double pf_baseline_busbw(const cJSON *run, const char *coll, uint64_t bytes, int ranks);
+/* Baseline busbw for a collective at a size and rank count, from rows the
+ * backend named measured; < 0 if none, and why says why when rows matched
+ * but were not comparable (modelled, another backend); "" otherwise. */
+double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *coll,
+                         uint64_t bytes, int ranks, char *why, size_t whylen);
 /* The modelled busbw of a system description (topologies/systems/) at this
  * many nodes; < 0 if it cannot be modelled. */
 double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_t bytes);

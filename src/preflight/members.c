@@ -7,6 +7,7 @@
 #include "../engine/engine.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Waits for every rank of world without spinning: a rank whose member is
@@ -28,6 +29,22 @@ static dl_status_t quiet_barrier(MPI_Comm world)
     return DL_OK;
 }
 
+/* Every member's sizing, to every rank: each member's first rank holds it;
+ * a member of one rank measured nothing and keeps its asked size. */
+static dl_status_t gather_sizes(pf_ctx_t *c, const int *color, int ncolors, pf_size_t *sizes)
+{
+    for (int m = 0; m < ncolors; m++) {
+        int first = -1;
+        for (int r = 0; r < c->nranks && first < 0; r++)
+            if (color[r] == m)
+                first = r;
+        if (first >= 0 && MPI_Bcast(&sizes[m], (int)sizeof(pf_size_t), MPI_BYTE, first,
+                                    c->world) != MPI_SUCCESS)
+            return DL_ERR_COMM;
+    }
+    return DL_OK;
+}
+
 dl_status_t pf_be_open(pf_ctx_t *c, const dl_xcomm_t *x, uint64_t max_bytes, pf_be_t *b)
 {
     dl_backend_cfg_t cfg = {.rank = x->rank, .nranks = x->nranks, .xc = x, .opts = c->be_opts,
@@ -45,6 +62,129 @@ void pf_be_close(pf_ctx_t *c, pf_be_t *b)
     if (b->ctx)
         c->be->fini(b->ctx);
     b->ctx = NULL;
+}
+
+/* One timed call at a size: its time (the slowest rank's, the same on
+ * every rank of x) and its busbw. */
+static dl_status_t probe(pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll, uint64_t bytes,
+                         double *t, double *busbw)
+{
+    dl_measure_opts_t once = {.warmup = 0, .iters = 1, .min_iters = 1, .max_iters = 1,
+                              .ci_target = 1};
+    dl_case_t cs;
+    dl_result_t r;
+    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, bytes, x->nranks,
+                 x->rank);
+    dl_status_t st = dl_measure_case(&b->w.ops, &b->w, x, &once, &cs, &r);
+    *t = r.t.max;
+    *busbw = r.busbw_gbps;
+    dl_result_free(&r);
+    return st;
+}
+
+double pf_figure_s(const dl_pf_opts_t *o)
+{
+    return PF_FIGURE_BUDGETS * o->mo.budget_s;
+}
+
+/* The calls a figure makes, as the measurement loop runs them (the check,
+ * the warm-up, at least min_iters or the fixed count), and its timing budget. */
+static void figure_calls(const dl_measure_opts_t *mo, int *calls, double *extra_s)
+{
+    *calls = 1 + mo->warmup + (mo->iters > 0 ? mo->iters : mo->min_iters);
+    *extra_s = mo->iters > 0 ? 0 : mo->budget_s;
+}
+
+dl_status_t pf_fit(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                   uint64_t bytes, int calls, double extra_s, pf_size_t *sz)
+{
+    double share = pf_figure_s(c->o), t = 0, bw = 0;
+#define COST(per_call) ((calls) * (per_call) + extra_s)
+    *sz = (pf_size_t){.asked = bytes, .share_s = share};
+    /* A ramp of single calls, 8x each, while the next one's figure would
+     * still fit: each costs less than share/calls, so the ramp costs about
+     * a quarter share at most, and a slow member never starts a long call. */
+    uint64_t p = bytes < PF_PROBE_BYTES ? bytes : PF_PROBE_BYTES, fit = 0;
+    dl_status_t st = probe(b, x, coll, p, &t, &bw);
+    sz->bound_gbps = bw; /* the first call's figure, should nothing fit */
+    for (;;) {
+        if (st != DL_OK)
+            return st;
+        if (COST(t) <= share)
+            fit = p; /* measured to fit: a slower call at a larger size keeps this one */
+        sz->probe_bytes = p;
+        sz->probe_s = t;
+        sz->est_s = COST(t * (double)bytes / (double)p);
+        if (p >= bytes || sz->est_s <= share || !fit)
+            break;
+        uint64_t q = p * 8 < bytes ? p * 8 : bytes;
+        if (COST(t * (double)q / (double)p) > share)
+            break;
+        p = q;
+        st = probe(b, x, coll, p, &t, &bw);
+    }
+    if (sz->est_s <= share)
+        sz->bytes = bytes;
+    else
+        sz->bytes = fit; /* 0: even the smallest call does not fit; bound_gbps holds */
+#undef COST
+    return DL_OK;
+}
+
+dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_coll_id_t coll,
+                             uint64_t bytes, dl_result_t *r, pf_size_t *sz)
+{
+    int calls;
+    double extra;
+    figure_calls(&c->o->mo, &calls, &extra);
+    memset(r, 0, sizeof(*r));
+    dl_status_t st = pf_fit(c, b, x, coll, bytes, calls, extra, sz);
+    if (st != DL_OK)
+        return st;
+    dl_case_t cs;
+    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0,
+                 sz->bytes ? sz->bytes : sz->probe_bytes, x->nranks, x->rank);
+    if (!sz->bytes) {
+        r->c = cs;
+        r->nranks = x->nranks;
+        r->busbw_gbps = sz->bound_gbps;
+        return DL_OK;
+    }
+    return dl_measure_case(&b->w.ops, &b->w, x, &c->o->mo, &cs, r);
+}
+
+void pf_size_note(const pf_size_t *sz, const char *coll, char *buf, size_t len)
+{
+    char asked[32], got[32];
+    dl_size_format(sz->asked, asked, sizeof(asked));
+    dl_size_format(sz->bytes ? sz->bytes : sz->probe_bytes, got, sizeof(got));
+    buf[0] = '\0';
+    if (!sz->bytes)
+        snprintf(buf, len, "below %.3g GB/s: a %s %s took %.2f s, so a %s one would not finish "
+                 "in its %.1f s share", sz->bound_gbps, got, coll, sz->probe_s, asked, sz->share_s);
+    else if (sz->bytes != sz->asked)
+        snprintf(buf, len, "measured at %s: a %s %s would not finish in its %.1f s share "
+                 "(about %.1f s)", got, asked, coll, sz->share_s, sz->est_s);
+}
+
+static void add_size(cJSON *f, const pf_size_t *sz)
+{
+    if (!f || sz->bytes == sz->asked)
+        return;
+    cJSON *o = cJSON_AddObjectToObject(f, "sized");
+    cJSON_AddNumberToObject(o, "asked_bytes", (double)sz->asked);
+    cJSON_AddNumberToObject(o, "measured_bytes", (double)sz->bytes);
+    cJSON_AddNumberToObject(o, "probe_bytes", (double)sz->probe_bytes);
+    cJSON_AddNumberToObject(o, "probe_s", sz->probe_s);
+    cJSON_AddNumberToObject(o, "estimated_s", sz->est_s);
+    cJSON_AddNumberToObject(o, "share_s", sz->share_s);
+    if (!sz->bytes)
+        cJSON_AddNumberToObject(o, "upper_bound_gbps", sz->bound_gbps);
+}
+
+void pf_size_json(cJSON *f, const pf_size_t *sz)
+{
+    add_size(f, sz);
 }
 
 dl_status_t pf_faults(pf_ctx_t *c, dl_status_t st, const char *what)
@@ -94,25 +234,21 @@ dl_status_t pf_faults(pf_ctx_t *c, dl_status_t st, const char *what)
 
 /* One member's measurement, on the ranks of that member. */
 static dl_status_t measure_one(pf_ctx_t *c, MPI_Comm sub, dl_coll_id_t coll, uint64_t bytes,
-                               double *busbw, uint64_t *wrong)
+                               double *busbw, uint64_t *wrong, pf_size_t *sz)
 {
-    int rank, n;
-    MPI_Comm_rank(sub, &rank);
-    MPI_Comm_size(sub, &n);
     dl_xcomm_t x;
     dl_xcomm_mpi_init(&x, &sub);
     pf_be_t b;
     dl_status_t st = pf_be_open(c, &x, bytes, &b);
     if (st != DL_OK)
         return st;
-    dl_case_t cs;
-    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, bytes, n, rank);
     dl_result_t r;
-    st = dl_measure_case(&b.w.ops, &b.w, &x, &c->o->mo, &cs, &r);
+    st = pf_measure_sized(c, &b, &x, coll, bytes, &r, sz);
     if (st == DL_OK) {
         /* The median iteration: one descheduled iteration must not make a
          * healthy member look slow. */
-        *busbw = dl_busbw(cs.coll, n, cs.counts.bytes, r.t.p50);
+        *busbw = sz->bytes ? dl_busbw(r.c.coll, x.nranks, r.c.counts.bytes, r.t.p50)
+                           : sz->bound_gbps;
         *wrong = r.wrong;
     }
     dl_result_free(&r);
@@ -123,6 +259,13 @@ static dl_status_t measure_one(pf_ctx_t *c, MPI_Comm sub, dl_coll_id_t coll, uin
 dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_coll_id_t coll,
                                uint64_t bytes, double *fig, uint64_t *wrong)
 {
+    return pf_measure_members_sized(c, color, ncolors, coll, bytes, fig, wrong, NULL);
+}
+
+dl_status_t pf_measure_members_sized(pf_ctx_t *c, const int *color, int ncolors,
+                                     dl_coll_id_t coll, uint64_t bytes, double *fig,
+                                     uint64_t *wrong, pf_size_t *sizes)
+{
     double *f = malloc((size_t)ncolors * sizeof(double));
     uint64_t *w = calloc((size_t)ncolors + 1, sizeof(uint64_t));
     if (!f || !w) {
@@ -130,8 +273,11 @@ dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_co
         free(w);
         return DL_ERR_NOMEM;
     }
-    for (int i = 0; i < ncolors; i++)
+    for (int i = 0; i < ncolors; i++) {
         f[i] = -1;
+        if (sizes)
+            sizes[i] = (pf_size_t){.asked = bytes, .bytes = bytes};
+    }
     int mine = color[c->rank];
     MPI_Comm sub = MPI_COMM_NULL;
     dl_status_t st = DL_OK;
@@ -143,12 +289,15 @@ dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_co
         MPI_Comm_rank(sub, &r);
         double b = -1;
         uint64_t wr = 0;
+        pf_size_t sz = {.asked = bytes, .bytes = bytes};
         if (n > 1)
-            st = measure_one(c, sub, coll, bytes, &b, &wr);
+            st = measure_one(c, sub, coll, bytes, &b, &wr, &sz);
         if (st == DL_OK && r == 0) {
             f[mine] = b;
             w[mine] = wr;
         }
+        if (sizes)
+            sizes[mine] = sz; /* known on the member's ranks; gathered below */
         MPI_Comm_free(&sub);
     }
     /* Everyone learns every figure (and whether anyone broke), so the next
@@ -163,6 +312,8 @@ dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_co
         st = DL_ERR_COMM;
     if (w[ncolors])
         st = pf_faults(c, st, dl_colls[coll]->name);
+    if (st == DL_OK && sizes && gather_sizes(c, color, ncolors, sizes) != DL_OK)
+        st = DL_ERR_COMM;
     for (int i = 0; i < ncolors; i++) {
         if (fig)
             fig[i] = f[i];

@@ -21,6 +21,7 @@
 #include <mpi.h>
 
 #include "../backends/backends.h"
+#include "../analysis/analysis.h"
 #include "../measure/measure.h"
 
 typedef enum { DL_PF_PASS, DL_PF_WARN, DL_PF_FAIL, DL_PF_SKIP } dl_pf_status_t;
@@ -43,7 +44,7 @@ typedef struct {
     int scopes;                /* bit 0 node, 1 rail, 2 pair */
     dl_measure_opts_t mo;      /* bandwidth measurement */
     double timeout_s;          /* one step making no progress this long: broke */
-    const cJSON *baseline;     /* a run.json document, or NULL */
+    const dl_run_t *baseline;  /* a run read by dl_an_load (rank 0), or NULL */
     const char *baseline_path;
     const char *system_path;   /* a system description to model, or NULL */
     int gpu_checks;            /* NVML health, 0 = skip */

@@ -65,7 +65,8 @@ static void blame(pf_ctx_t *c, int is_node, int m)
 /* Shared by node and rail scopes: lines, outliers and retests of members
  * whose ranks are those with key[r] == member. */
 static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key, int n,
-                                 const double *fig, const uint64_t *wrong, cJSON *list)
+                                 const double *fig, const uint64_t *wrong,
+                                 const pf_size_t *sizes, cJSON *list)
 {
     int *low = calloc((size_t)n, sizeof(int)), *in = malloc((size_t)c->nranks * sizeof(int));
     double median = 0;
@@ -81,8 +82,13 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
             snprintf(subject, sizeof(subject), "%s", c->lay.names[m]);
         else
             snprintf(subject, sizeof(subject), "rail%d", m);
+        char note[300], sep[3] = "";
+        pf_size_note(&sizes[m], "allreduce", note, sizeof(note));
+        if (note[0])
+            snprintf(sep, sizeof(sep), "; ");
         if (c->rank == 0) {
             cJSON *e = fig_obj(fig[m], 0);
+            pf_size_json(e, &sizes[m]);
             cJSON_AddStringToObject(e, is_node ? "host" : "rail", subject);
             cJSON_AddNumberToObject(e, "wrong", (double)wrong[m]);
             cJSON_AddItemToArray(list, e);
@@ -101,7 +107,7 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
             else
                 snprintf(cmp, sizeof(cmp), " (fewer than 3 %ss: no outlier test)", scope);
             pf_check(c, DL_PF_PASS, "bandwidth", scope, subject, fig_obj(fig[m], median),
-                     "allreduce busbw %.3f GB/s%s", fig[m], cmp);
+                     "allreduce busbw %.3f GB/s%s%s%s", fig[m], cmp, sep, note);
             continue;
         }
         suspect_t s = {.scope = scope, .fig = fig[m], .median = median};
@@ -119,9 +125,9 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
             blame(c, is_node, m);
         pf_check(c, s.confirmed ? DL_PF_FAIL : DL_PF_WARN, "bandwidth", scope, subject,
                  fig_obj(fig[m], median),
-                 "allreduce busbw %.3f GB/s, below %.0f%% of the median %.3f; alone (last of up to %d): %.3f GB/s (%s)",
+                 "allreduce busbw %.3f GB/s, below %.0f%% of the median %.3f; alone (last of up to %d): %.3f GB/s (%s)%s%s",
                  fig[m], 100 * c->o->min_fraction, median, PF_RETESTS, s.retest,
-                 s.confirmed ? "confirmed" : "not confirmed: noise");
+                 s.confirmed ? "confirmed" : "not confirmed: noise", sep, note);
     }
     free(low);
     free(in);
@@ -134,19 +140,22 @@ static dl_status_t scope_members(pf_ctx_t *c, const char *name, const int *membe
 {
     double *fig = malloc((size_t)n * sizeof(double));
     uint64_t *wrong = malloc((size_t)n * sizeof(uint64_t));
-    if (!fig || !wrong) {
+    pf_size_t *sizes = malloc((size_t)n * sizeof(pf_size_t));
+    if (!fig || !wrong || !sizes) {
         free(fig);
         free(wrong);
+        free(sizes);
         return DL_ERR_NOMEM;
     }
     char step[32];
     snprintf(step, sizeof(step), "scope %s", name);
     pf_step(step);
-    dl_status_t st = pf_measure_members(c, member_of, n, DL_COLL_ALLREDUCE, c->o->scope_bytes,
-                                        fig, wrong);
+    dl_status_t st = pf_measure_members_sized(c, member_of, n, DL_COLL_ALLREDUCE,
+                                              c->o->scope_bytes, fig, wrong, sizes);
     cJSON *list = c->rank == 0 ? cJSON_AddArrayToObject(c->scopes, name) : NULL;
     if (st == DL_OK)
-        st = judge_members(c, name, member_of, n, fig, wrong, list);
+        st = judge_members(c, name, member_of, n, fig, wrong, sizes, list);
+    free(sizes);
     free(fig);
     free(wrong);
     return st;

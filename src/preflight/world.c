@@ -33,11 +33,20 @@ static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const
     dl_measure_opts_t once = {.warmup = 0, .iters = 1, .min_iters = 1, .max_iters = 1,
                               .check = 1, .ci_target = 1, .budget_s = 1};
     uint64_t wrong[2] = {0, 0}, *per_rank = NULL;
+    /* Two placements of a check and a call each, within one share. */
+    pf_size_t fit;
+    dl_status_t fst = pf_fit(c, b, x, coll->id, c->o->check_bytes, 4, 0, &fit);
+    if (fst != DL_OK) {
+        pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, NULL,
+                 "the collective broke: %s", dl_status_str(fst));
+        return fst;
+    }
+    uint64_t bytes = fit.bytes ? fit.bytes : fit.probe_bytes;
     for (int place = 0; place < 2; place++) {
         dl_case_t cs;
         dl_result_t r;
-        dl_case_init(&cs, coll, DL_DT_FLOAT32, DL_OP_SUM, (dl_place_t)place, 0,
-                     c->o->check_bytes, c->nranks, c->rank);
+        dl_case_init(&cs, coll, DL_DT_FLOAT32, DL_OP_SUM, (dl_place_t)place, 0, bytes,
+                     c->nranks, c->rank);
         dl_status_t st = dl_measure_case(&b->w.ops, &b->w, x, &once, &cs, &r);
         if (st != DL_OK) {
             dl_result_free(&r);
@@ -59,10 +68,14 @@ static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const
         }
         dl_result_free(&r);
     }
-    char sz[32], who[1024];
-    dl_size_format(c->o->check_bytes, sz, sizeof(sz));
+    char sz[32], who[1024], note[300], sep[3] = "";
+    dl_size_format(bytes, sz, sizeof(sz));
+    pf_size_note(&fit, coll->name, note, sizeof(note));
+    if (note[0])
+        snprintf(sep, sizeof(sep), "; ");
     cJSON *f = cJSON_CreateObject();
-    cJSON_AddNumberToObject(f, "bytes", (double)c->o->check_bytes);
+    cJSON_AddNumberToObject(f, "bytes", (double)bytes);
+    pf_size_json(f, &fit);
     cJSON_AddNumberToObject(f, "wrong_out_of_place", (double)wrong[0]);
     cJSON_AddNumberToObject(f, "wrong_in_place", (double)wrong[1]);
     if (c->o->modelled) {
@@ -71,11 +84,12 @@ static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const
     } else if (wrong[0] + wrong[1]) {
         name_wrong(c, per_rank, who, sizeof(who));
         pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, f,
-                 "%s float32: %llu wrong elements: %s", sz,
-                 (unsigned long long)(wrong[0] + wrong[1]), who);
+                 "%s float32: %llu wrong elements: %s%s%s", sz,
+                 (unsigned long long)(wrong[0] + wrong[1]), who, sep, note);
     } else {
         pf_check(c, DL_PF_PASS, "correctness", "world", coll->name, f,
-                 "%s float32 out-of-place and in-place, %d ranks: 0 wrong", sz, c->nranks);
+                 "%s float32 out-of-place and in-place, %d ranks: 0 wrong%s%s", sz, c->nranks,
+                 sep, note);
     }
     free(per_rank);
     return DL_OK;
@@ -96,7 +110,7 @@ dl_status_t pf_correctness(pf_ctx_t *c)
     return st;
 }
 
-static void judge_bw(pf_ctx_t *c, const dl_result_t *r)
+static void judge_bw(pf_ctx_t *c, const dl_result_t *r, const pf_size_t *fit)
 {
     char subject[64], sz[32];
     dl_size_format(r->c.counts.bytes, sz, sizeof(sz));
@@ -106,17 +120,29 @@ static void judge_bw(pf_ctx_t *c, const dl_result_t *r)
     cJSON_AddNumberToObject(f, "ranks", r->nranks);
     cJSON_AddNumberToObject(f, "busbw_gbps", r->busbw_gbps);
     cJSON_AddNumberToObject(f, "time_us", r->t.mean * 1e6);
-    double base = c->o->baseline ? pf_baseline_busbw(c->o->baseline, r->c.coll->name,
-                                                     r->c.counts.bytes, r->nranks) : -1;
+    pf_size_json(f, fit);
+    char note[256];
+    pf_size_note(fit, r->c.coll->name, note, sizeof(note));
+    if (!fit->bytes) { /* too slow to measure within its share: a fault, whatever the baseline */
+        pf_check(c, DL_PF_FAIL, "bandwidth", "world", subject, f, "%s", note);
+        return;
+    }
+    char why[160] = "";
+    double base = c->o->baseline ? pf_baseline_busbw(c->o->baseline, c->be->name, r->c.coll->name,
+                                                     r->c.counts.bytes, r->nranks, why,
+                                                     sizeof(why)) : -1;
     const char *against = "baseline";
     if (base < 0 && c->o->system_path) {
         base = pf_model_busbw(c->o->system_path, c->lay.nhosts, r->c.coll->id, r->c.counts.bytes);
         against = "modelled";
     }
     if (base < 0) {
+        if (why[0])
+            cJSON_AddStringToObject(f, "baseline_skipped", why);
         pf_check(c, DL_PF_SKIP, "bandwidth", "world", subject, f,
-                 "%s busbw %.3f GB/s: %s", sz, r->busbw_gbps,
-                 c->o->baseline || c->o->system_path
+                 "%s busbw %.3f GB/s%s%s: %s", sz, r->busbw_gbps, note[0] ? "; " : "", note,
+                 why[0] ? why
+                 : c->o->baseline || c->o->system_path
                      ? "no baseline row at this collective/size/ranks, and no model"
                      : "no --baseline or --system; only the relative checks of the scopes judge");
         return;
@@ -128,8 +154,9 @@ static void judge_bw(pf_ctx_t *c, const dl_result_t *r)
     cJSON_AddNumberToObject(f, "min_fraction", c->o->min_fraction);
     dl_pf_status_t st = frac >= c->o->min_fraction ? DL_PF_PASS : DL_PF_FAIL;
     pf_check(c, st, "bandwidth", "world", subject, f,
-             "%s busbw %.3f GB/s = %.0f%% of %s %.3f GB/s (needs >= %.0f%%)", sz,
-             r->busbw_gbps, 100 * frac, against, base, 100 * c->o->min_fraction);
+             "%s busbw %.3f GB/s = %.0f%% of %s %.3f GB/s (needs >= %.0f%%)%s%s", sz,
+             r->busbw_gbps, 100 * frac, against, base, 100 * c->o->min_fraction,
+             note[0] ? "; " : "", note);
 }
 
 dl_status_t pf_bandwidth(pf_ctx_t *c)
@@ -143,14 +170,12 @@ dl_status_t pf_bandwidth(pf_ctx_t *c)
     dl_status_t st = world_init(c, max, &b, &x);
     for (size_t k = 0; st == DL_OK && k < DL_ARRAY_SIZE(colls); k++)
         for (size_t s = 0; st == DL_OK && s < c->o->nsizes; s++) {
-            dl_case_t cs;
             dl_result_t r;
+            pf_size_t sz;
             pf_step("bandwidth world");
-            dl_case_init(&cs, dl_colls[colls[k]], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0,
-                         c->o->sizes[s], c->nranks, c->rank);
-            st = dl_measure_case(&b.w.ops, &b.w, &x, &c->o->mo, &cs, &r);
+            st = pf_measure_sized(c, &b, &x, colls[k], c->o->sizes[s], &r, &sz);
             if (st == DL_OK)
-                judge_bw(c, &r);
+                judge_bw(c, &r, &sz);
             else
                 st = pf_faults(c, st, "bandwidth world");
             dl_result_free(&r);

@@ -5,7 +5,8 @@
 # corrupt: one rank's results are corrupted (DLCOMM_INJECT): exit 1, the
 #   correctness lines name that rank and the verdict its host.
 # baseline: world bandwidth judged against a baseline run (far above what is
-#   measured fails, far below passes) and against a modelled system.
+#   measured fails, far below passes) and against a modelled system; a
+#   modelled (sim) baseline is not comparable with an mpi preflight: SKIP.
 # usage: bad options exit 2 and write nothing.
 # broke: a hung rank ends the run with exit 3 and a JSON that says so.
 # numa: rank binding against NUMA nodes on a made-up two-socket host.
@@ -84,6 +85,27 @@ PY
   set -e
   [ "$rc" -eq 1 ] || { cat "$work/sys.txt"; echo "--system: exit $rc, expected 1"; exit 1; }
   grep -q '^FAIL bandwidth .*world .*allreduce .*of modelled' "$work/sys.txt"
+  # A sim sweep's rows are a model of NVLink GPUs: given as --baseline to
+  # this mpi preflight they are not comparable (SKIP with the reason), never
+  # a FAIL, though its figures are far above what CPU ranks reach.
+  "${mpirun[@]}" -np 4 "$bin" sweep --backend sim -c allreduce,allgather -b 256K -e 256K \
+    --placement out -q --out "$work/simbase" > /dev/null
+  "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node \
+    --baseline "$work/simbase/run.json" --json "$work/sim.json" > "$work/sim.txt" 2>&1 ||
+    { cat "$work/sim.txt"; echo "sim baseline: expected exit 0 (SKIP), got $?"; exit 1; }
+  cat "$work/sim.txt"
+  python3 - "$work/sim.json" "$work/simbase/run.json" <<'PY'
+import json, sys
+d, base = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+rows = [r for p in base["profiles"] for r in p["results"] if r["collective"] == "allreduce"]
+assert rows and all(p["backend"] == "sim" for p in base["profiles"]), base["profiles"]
+world = [c for c in d["checks"] if c["check"] == "bandwidth" and c["scope"] == "world"]
+assert sorted(c["subject"] for c in world) == ["allgather", "allreduce"], world
+for c in world:
+    assert c["status"] == "skip", c
+    assert "not comparable" in c["message"] and "modelled" in c["message"], c
+assert d["exit_code"] == 0, d["verdict"]
+PY
   ;;
 usage)
   for args in "--json /nonexistent-dir/pf.json" "--system $work/none.json" "--sizes 12Q" "--min-fraction 2" "--pairs some" "--scopes nodes" \

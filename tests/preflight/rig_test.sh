@@ -1,18 +1,22 @@
 #!/bin/bash
 # preflight on the netns rig: HOSTS namespaces x 2 ranks over TCP.
-#   rig_test.sh DLCOMM HOSTS healthy|throttled|link|simslow
+#   rig_test.sh DLCOMM HOSTS healthy|throttled|link|quick100|simslow
 # healthy: exit 0 and no host named. throttled: one host's link limited with
 # tc tbf; exit 1 and the JSON verdict names exactly that host. link: only the
-# traffic between two hosts limited; exit 1, that pair named and no host. simslow:
-# --backend sim in worker processes, DLCOMM_INJECT=slow on one rank of a host that
-# is not rank 0's: exit 1 and exactly that rank's host named. Either way the
-# preflight run must take under 60 s. Exit 77 (skip) where namespaces are not
-# permitted.
+# traffic between two hosts limited; exit 1, that pair named and no host.
+# quick100: `preflight --quick` as a user runs it (default sizes: 64 MiB world,
+# 16 MiB scopes) with one host at 100 Mbit/s; exit 1 naming that host alone.
+# simslow: --backend sim in worker processes, DLCOMM_INJECT=slow on one rank of
+# a host that is not rank 0's: exit 1 and exactly that rank's host named.
+# Every mode: the preflight run must take under 60 s. Exit 77 (skip) where
+# namespaces are not permitted. DLRIG_PREFIX/DLRIG_NET choose the rig's names
+# and subnet (defaults pft, 10.213.78).
 set -euo pipefail
 bin=$1 hosts=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
 rig=$here/../../scripts/netns-rig.sh
-export DLRIG_PREFIX=pft DLRIG_NET=10.213.78
+export DLRIG_PREFIX=${DLRIG_PREFIX:-pft} DLRIG_NET=${DLRIG_NET:-10.213.78}
+pre=$DLRIG_PREFIX
 if [ "$(id -u)" -ne 0 ]; then
   echo "SKIP: the netns rig needs root (network namespaces, bridge, tc)"; exit 77
 fi
@@ -23,17 +27,22 @@ work=$(mktemp -d)
 trap '"$rig" down; rm -rf "$work"' EXIT
 "$rig" up "$hosts"
 bad=""
+sizes=(--sizes 256K --check-size 64K --scope-size 256K)
 extra=()
 if [ "$mode" = throttled ]; then
-  bad=pft$(( (hosts + 1) / 2 + 1 ))   # not the host of rank 0
+  bad=$pre$(( (hosts + 1) / 2 + 1 ))   # not the host of rank 0
   "$rig" throttle "$bad" 10mbit
+elif [ "$mode" = quick100 ]; then
+  bad=$pre$(( (hosts + 1) / 2 + 1 ))
+  "$rig" throttle "$bad" 100mbit
+  sizes=(--quick)   # the default sizes: each figure must fit its share, not the link
 elif [ "$mode" = link ]; then
-  bad=pft2,pft3
-  "$rig" throttle-link pft2 pft3 10mbit
+  bad=${pre}2,${pre}3
+  "$rig" throttle-link "${pre}2" "${pre}3" 10mbit
   extra=(--pairs ring)   # the ring of pairs (large clusters) passes the slow link too
 elif [ "$mode" = simslow ]; then
   h=$(( (hosts + 1) / 2 + 1 ))
-  bad=pft$h
+  bad=$pre$h
   # The host's second rank (2 slots per host, filled in order): slow x4 in its worker.
   export DLCOMM_INJECT="slow:$(( (h - 1) * 2 + 1 )):*:4"
 fi
@@ -42,8 +51,8 @@ set +e
 # A hang is a failure with a message, not a ctest timeout.
 mpi_extra=()
 if [ "$mode" = simslow ]; then mpi_extra=(-x DLCOMM_INJECT); extra=(--backend sim); fi
-timeout 70 "$rig" mpirun "${mpi_extra[@]}" -np $((hosts * 2)) "$bin" preflight --sizes 256K --check-size 64K \
-  --scope-size 256K --timeout 50 "${extra[@]}" --json "$work/pf.json" > "$work/out.txt" 2>&1
+timeout 70 "$rig" mpirun "${mpi_extra[@]}" -np $((hosts * 2)) "$bin" preflight "${sizes[@]}" \
+  --timeout 50 "${extra[@]}" --json "$work/pf.json" > "$work/out.txt" 2>&1
 rc=$?
 set -e
 end=$(date +%s.%N)
@@ -56,9 +65,9 @@ if [ "$rc" -eq 124 ] && grep -q '^VERDICT ' "$work/out.txt" && [ -s "$work/pf.js
   rc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' "$work/pf.json")
   end=$(python3 -c 'import json,sys; print(float(sys.argv[2]) + json.load(open(sys.argv[1]))["elapsed_s"])' "$work/pf.json" "$start")
 fi
-python3 - "$work/pf.json" "$rc" "$mode" "$bad" "$start" "$end" <<'PY'
+python3 - "$work/pf.json" "$rc" "$mode" "$bad" "$start" "$end" "$pre" <<'PY'
 import json, sys
-path, rc, mode, bad, start, end = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
+path, rc, mode, bad, start, end, pre = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
 d = json.load(open(path))
 v = d["verdict"]
 took = end - start
@@ -84,5 +93,5 @@ else:
         assert [s["subject"] for s in sus] == [bad], sus
     assert all(s["retest"].get("peer", "") != bad for s in sus), sus
 hosts = [h["host"] for h in d["scopes"]["world"]["host_ranks"]]
-assert len(hosts) == len(set(hosts)) and all(h.startswith("pft") for h in hosts), hosts
+assert len(hosts) == len(set(hosts)) and all(h.startswith(pre) for h in hosts), hosts
 PY

@@ -13,6 +13,12 @@ foreach(mode healthy throttled link simslow)
   set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"
                        SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig)
 endforeach()
+# --quick with its default sizes, 3 hosts, one at 100 Mbit/s: sized figures
+# keep it under 60 s (it took 150 s with fixed byte counts).
+add_test(NAME preflight_rig_quick100
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 3 quick100)
+set_tests_properties(preflight_rig_quick100 PROPERTIES LABELS "integration;rig"
+                     SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig)
 
 foreach(mode pass corrupt baseline usage broke numa topo)
   add_test(NAME preflight_local_${mode}
