@@ -128,7 +128,7 @@ static const dl_gpu_t *nvml_gpu(const dl_gpus_t *g, const char *bus_id)
 }
 
 /* This rank's figures, with its NVML link and what it was measured as. */
-static cJSON *my_copies(pf_ctx_t *c, const dl_gpus_t *g)
+cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g)
 {
     dl_gc_result_t r;
     int local = c->lay.local_of[c->rank];
@@ -194,7 +194,7 @@ static void not_measured(pf_ctx_t *c, const cJSON *e, const char *outcome, char 
              "%s (gpu-copy, h2d and d2h not measured)", why);
 }
 
-static void judge_rank(pf_ctx_t *c, const dl_gc_system_t *sys, const cJSON *e, char *skipped)
+void pf_gpu_copy_judge(pf_ctx_t *c, const dl_gc_system_t *sys, const cJSON *e, char *skipped)
 {
     static const char *const keys[DL_GC_NKINDS] = {"d2d_gbps", "h2d_gbps", "d2h_gbps"};
     int r = (int)num(e, "rank"), h = c->lay.host_of[r];
@@ -230,7 +230,7 @@ static void judge_rank(pf_ctx_t *c, const dl_gc_system_t *sys, const cJSON *e, c
 dl_status_t pf_gpu_copy_checks(pf_ctx_t *c, const dl_gpus_t *g)
 {
     pf_step("gpu copy bandwidth");
-    cJSON *mine = my_copies(c, g);
+    cJSON *mine = pf_gpu_copy_mine(c, g);
     cJSON *all = dl_sys_gather_json(c->world, mine);
     cJSON_Delete(mine);
     if (c->rank == 0) {
@@ -243,7 +243,7 @@ dl_status_t pf_gpu_copy_checks(pf_ctx_t *c, const dl_gpus_t *g)
         cJSON_ArrayForEach(e, all)
         {
             if (skipped)
-                judge_rank(c, &sys, e, skipped);
+                pf_gpu_copy_judge(c, &sys, e, skipped);
         }
         free(skipped);
     }

@@ -67,7 +67,7 @@ double dl_gc_pcie_gbps(int gen, int width);
 #define DL_GC_FAIL_FRACTION 0.60
 
 /* The system description's optional "gpu" figures (-1 when absent). */
-typedef struct {
+typedef struct dl_gc_system {
     double memory_gbyte_s;    /* device memory (HBM) bandwidth */
     double host_link_gbyte_s; /* line rate per direction of the GPU's host link */
 } dl_gc_system_t;
