@@ -72,7 +72,7 @@ void dl_gc_expect(dl_gc_kind_t k, const dl_gc_system_t *s, int gen_max, int widt
                      DL_GC_HBM_EFFICIENCY);
         } else {
             snprintf(e->source, sizeof(e->source),
-                     "none: the system description gives no gpu.memory_gbyte_s");
+                     "none: no --system with gpu.memory_gbyte_s");
         }
         return;
     }
@@ -87,7 +87,7 @@ void dl_gc_expect(dl_gc_kind_t k, const dl_gc_system_t *s, int gen_max, int widt
                  gen_max, width_max, line, DL_GC_PCIE_EFFICIENCY);
     } else {
         snprintf(e->source, sizeof(e->source),
-                 "none: no system gpu.host_link_gbyte_s and NVML gives no PCIe generation/width");
+                 "none: no --system with gpu.host_link_gbyte_s, and NVML gives no PCIe generation/width");
     }
 }
 

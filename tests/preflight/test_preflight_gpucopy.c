@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -200,9 +202,49 @@ static void this_host(void **state)
     cJSON_Delete(t.doc);
 }
 
+static dl_status_t system_file(const char *gpu, dl_gc_system_t *s)
+{
+    char path[] = "/tmp/dlcomm-gpucopy-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"name\": \"t\", \"gpus_per_node\": 1, \"gpu\": %s, \"paths\": "
+               "{\"shm\": {\"bw_gbyte_s\": 10, \"lat_us\": 1}, "
+               "\"socket\": {\"bw_gbyte_s\": 1, \"lat_us\": 10}}}", gpu);
+    fclose(f);
+    int nodes, gpn;
+    dl_status_t st = dl_sim_system_check(path, &nodes, &gpn);
+    if (st == DL_OK)
+        assert_int_equal(dl_gc_system_read(path, s), DL_OK);
+    unlink(path);
+    return st;
+}
+
+/* The system description's "gpu" figures: read from the shipped H200 file;
+ * an unknown key or a figure that is not positive is refused (the sim's
+ * check, which preflight's --system runs first). */
+static void system_figures(void **state)
+{
+    (void)state;
+    dl_gc_system_t s;
+    assert_int_equal(dl_gc_system_read(DL_SOURCE_DIR "/topologies/systems/h200-sxm-8.json", &s), DL_OK);
+    assert_float_equal(s.memory_gbyte_s, 4800, 1e-9);
+    assert_float_equal(s.host_link_gbyte_s, 63.0, 1e-9);
+    assert_int_equal(dl_gc_system_read(DL_SOURCE_DIR "/topologies/systems/cpu-host.json", &s), DL_OK);
+    assert_true(s.memory_gbyte_s < 0 && s.host_link_gbyte_s < 0);
+    assert_int_equal(system_file("{\"host_link_gbyte_s\": 31.5}", &s), DL_OK);
+    assert_float_equal(s.host_link_gbyte_s, 31.5, 1e-9);
+    assert_true(s.memory_gbyte_s < 0);
+    assert_int_equal(system_file("{\"hbm\": 3000}", &s), DL_ERR_INPUT);
+    assert_int_equal(system_file("{\"memory_gbyte_s\": -5}", &s), DL_ERR_INPUT);
+    assert_int_equal(system_file("{\"memory_gbyte_s\": \"fast\"}", &s), DL_ERR_INPUT);
+    assert_int_equal(system_file("[1]", &s), DL_ERR_INPUT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(pcie_rates), cmocka_unit_test(expectations),
-                                       cmocka_unit_test(verdicts), cmocka_unit_test(this_host)};
+                                       cmocka_unit_test(verdicts), cmocka_unit_test(this_host),
+                                       cmocka_unit_test(system_figures)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

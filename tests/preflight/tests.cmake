@@ -6,6 +6,7 @@ foreach(t unit gpu gpucopy)
   add_test(NAME preflight_${t} COMMAND preflight_${t})
   set_tests_properties(preflight_${t} PROPERTIES LABELS unit TIMEOUT 60)
 endforeach()
+target_compile_definitions(preflight_gpucopy PRIVATE DL_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 
 foreach(mode healthy throttled link)
   add_test(NAME preflight_rig_${mode}
