@@ -128,17 +128,22 @@ static const dl_gpu_t *nvml_gpu(const dl_gpus_t *g, const char *bus_id)
 }
 
 /* This rank's figures, with its NVML link and what it was measured as. */
-cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g)
+cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g, int measured_by)
 {
     dl_gc_result_t r;
     int local = c->lay.local_of[c->rank];
-    dl_status_t st;
-    if (!c->o->gpu_checks) {
+    dl_status_t st = DL_ERR_UNAVAILABLE;
+    if (!c->o->gpu_checks || measured_by >= 0) {
         memset(&r, 0, sizeof(r));
         r.device = -1;
         snprintf(r.why, sizeof(r.why), "GPU checks turned off (--no-gpu)");
-        st = DL_ERR_UNAVAILABLE;
-    } else {
+    }
+    if (c->o->gpu_checks && measured_by >= 0) {
+        r.shared = 1;
+        dl_gc_device(local, &r.device, r.bus_id, sizeof(r.bus_id), r.why, sizeof(r.why));
+        snprintf(r.why, sizeof(r.why), "GPU %d (%s) is measured by rank %d", r.device, r.bus_id,
+                 measured_by);
+    } else if (c->o->gpu_checks) {
         st = dl_gc_measure(local, DL_GC_BYTES, DL_GC_REPEATS, &r);
     }
     cJSON *o = dl_gc_json(&r);
@@ -227,10 +232,32 @@ void pf_gpu_copy_judge(pf_ctx_t *c, const dl_gc_system_t *sys, const cJSON *e, c
     }
 }
 
+/* The lowest rank of this host with this rank's GPU (by bus id) when that
+ * is another rank: it measures, this one does not (two at once would halve
+ * both figures). -1: this rank measures. Ranks that each see one GPU
+ * (CUDA_VISIBLE_DEVICES per rank) have different bus ids and all measure. */
+static int measured_by(pf_ctx_t *c)
+{
+    char bus[32] = "", why[256];
+    int dev, by = -1;
+    if (!c->o->gpu_checks ||
+        dl_gc_device(c->lay.local_of[c->rank], &dev, bus, sizeof(bus), why, sizeof(why)) != DL_OK)
+        bus[0] = 0;
+    char *all = malloc((size_t)c->nranks * sizeof(bus));
+    if (!all)
+        return -1;
+    MPI_Allgather(bus, sizeof(bus), MPI_CHAR, all, sizeof(bus), MPI_CHAR, c->world);
+    for (int r = 0; r < c->rank && by < 0 && bus[0]; r++)
+        if (c->lay.host_of[r] == c->lay.host_of[c->rank] && !strcmp(all + r * sizeof(bus), bus))
+            by = r;
+    free(all);
+    return by;
+}
+
 dl_status_t pf_gpu_copy_checks(pf_ctx_t *c, const dl_gpus_t *g)
 {
     pf_step("gpu copy bandwidth");
-    cJSON *mine = pf_gpu_copy_mine(c, g);
+    cJSON *mine = pf_gpu_copy_mine(c, g, measured_by(c));
     cJSON *all = dl_sys_gather_json(c->world, mine);
     cJSON_Delete(mine);
     if (c->rank == 0) {

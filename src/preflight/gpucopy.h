@@ -37,10 +37,16 @@ typedef struct {
     uint64_t bytes;
     int repeats;
     double gbps[DL_GC_NKINDS]; /* median of the repeats, bytes copied / time; -1 not measured */
-    int shared;               /* 1: another local rank measures this GPU (a SKIP) */
+    int shared;               /* 1: another rank of the host measures this GPU (a SKIP) */
     char why[256];            /* reason of a SKIP (DL_ERR_UNAVAILABLE) or of a FAIL */
 } dl_gc_result_t;
 
+/* The CUDA device of this local rank (local_rank modulo the devices, as the
+ * nccl backend picks it) and its bus id, without measuring: ranks that
+ * share a GPU find out from it which one measures. DL_ERR_UNAVAILABLE (no
+ * GPU, no CUDA in this build) or DL_ERR_COMM, the reason in why. */
+dl_status_t dl_gc_device(int local_rank, int *device, char *bus_id, size_t len, char *why,
+                         size_t wlen);
 /* Measures the GPU of this local rank (local_rank modulo the devices).
  * DL_OK: measured; DL_ERR_UNAVAILABLE: no GPU or no CUDA in this build, the
  * reason in r->why; DL_ERR_COMM: a CUDA call failed or a copy missed its

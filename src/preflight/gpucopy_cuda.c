@@ -84,7 +84,9 @@ static dl_status_t host_buffer(gc_bufs_t *b, size_t bytes, dl_gc_result_t *r)
     b->node = want >= 0 ? hwloc_get_obj_by_type(b->topo, HWLOC_OBJ_NUMANODE, (unsigned)want) : NULL;
     b->host = b->node ? hwloc_alloc_membind(b->topo, bytes, b->node->nodeset, HWLOC_MEMBIND_BIND,
                                             HWLOC_MEMBIND_BYNODESET)
-                      : hwloc_alloc(b->topo, bytes);
+                      : NULL;
+    if (!b->host) /* binding refused (a container may forbid it): mem_numa says where it went */
+        b->host = hwloc_alloc(b->topo, bytes);
     if (!b->host) {
         snprintf(r->why, sizeof(r->why), "cannot allocate %zu bytes of host memory", bytes);
         return DL_ERR_NOMEM;
@@ -185,24 +187,23 @@ static void release(gc_bufs_t *b, size_t bytes, dl_status_t st)
     hwloc_topology_destroy(b->topo);
 }
 
-static dl_status_t pick_device(int local_rank, dl_gc_result_t *r)
+dl_status_t dl_gc_device(int local_rank, int *device, char *bus_id, size_t len, char *why,
+                         size_t wlen)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(r->why, sizeof(r->why), "no CUDA GPU is visible here (%s)",
+        snprintf(why, wlen, "no CUDA GPU is visible here (%s)",
                  e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return DL_ERR_UNAVAILABLE;
     }
-    r->device = local_rank % n;
-    if (local_rank >= n) { /* the nccl backend's choice; one rank measures a GPU */
-        r->shared = 1;
-        snprintf(r->why, sizeof(r->why), "GPU %d is measured by local rank %d", r->device, r->device);
-        return DL_ERR_UNAVAILABLE;
+    *device = local_rank % n; /* the nccl backend's choice */
+    e = cudaDeviceGetPCIBusId(bus_id, (int)len, *device);
+    if (e != cudaSuccess) {
+        snprintf(why, wlen, "cudaDeviceGetPCIBusId: %s", cudaGetErrorString(e));
+        return DL_ERR_COMM;
     }
-    GC_TRY(cudaSetDevice(r->device));
-    GC_TRY(cudaDeviceGetPCIBusId(r->bus_id, (int)sizeof(r->bus_id), r->device));
-    for (char *p = r->bus_id; *p; p++) /* hwloc and NVML spell it in lower case */
+    for (char *p = bus_id; *p; p++) /* hwloc and NVML spell it in lower case */
         if (*p >= 'A' && *p <= 'F')
             *p = (char)(*p - 'A' + 'a');
     return DL_OK;
@@ -216,9 +217,11 @@ dl_status_t dl_gc_measure(int local_rank, uint64_t bytes, int repeats, dl_gc_res
     r->repeats = repeats < 1 ? 1 : repeats;
     for (int k = 0; k < DL_GC_NKINDS; k++)
         r->gbps[k] = -1;
-    dl_status_t st = pick_device(local_rank, r);
+    dl_status_t st = dl_gc_device(local_rank, &r->device, r->bus_id, sizeof(r->bus_id), r->why,
+                                  sizeof(r->why));
     if (st != DL_OK)
         return st;
+    GC_TRY(cudaSetDevice(r->device));
     gc_bufs_t b = {0};
     if (hwloc_topology_init(&b.topo) != 0 || hwloc_topology_load(b.topo) != 0) {
         if (b.topo)
@@ -234,6 +237,16 @@ dl_status_t dl_gc_measure(int local_rank, uint64_t bytes, int repeats, dl_gc_res
 }
 
 #else
+
+dl_status_t dl_gc_device(int local_rank, int *device, char *bus_id, size_t len, char *why,
+                         size_t wlen)
+{
+    *device = -1;
+    if (len)
+        bus_id[0] = 0;
+    snprintf(why, wlen, "built without CUDA (no nccl backend): copy bandwidth is not measured");
+    return DL_ERR_UNAVAILABLE;
+}
 
 dl_status_t dl_gc_measure(int local_rank, uint64_t bytes, int repeats, dl_gc_result_t *r)
 {

@@ -75,11 +75,12 @@ dl_status_t pf_gpu_judge(pf_ctx_t *c, int host, const cJSON *hostobj);
  * line per GPU per figure (gpu-copy, h2d, d2h), or one SKIP per host that
  * says why. g: this host's NVML view (its PCIe link), or NULL. */
 dl_status_t pf_gpu_copy_checks(pf_ctx_t *c, const dl_gpus_t *g);
-/* Its two halves: this rank's figures as the JSON gathered to rank 0, and
+/* Its two halves: this rank's figures as the JSON gathered to rank 0
+ * (measured_by >= 0: that rank measures this rank's GPU, this one not), and
  * rank 0's judgement of one of them against the system's figures (skipped:
  * per host, whether its SKIP line was given). */
 struct dl_gc_system;
-cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g);
+cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g, int measured_by);
 void pf_gpu_copy_judge(pf_ctx_t *c, const struct dl_gc_system *sys, const cJSON *e, char *skipped);
 dl_status_t pf_correctness(pf_ctx_t *c);
 dl_status_t pf_bandwidth(pf_ctx_t *c);

@@ -38,18 +38,23 @@ int main(int argc, char **argv)
     c.v_gpus = cJSON_AddArrayToObject(doc, "gpus_at_fault");
     char skipped[1] = {0};
     int measured = 0;
+    char first[32] = "";
     for (int d = 0; d < MAX; d++) {
+        char bus[32] = "", why2[256];
+        int dev;
+        dl_status_t st = dl_gc_device(d, &dev, bus, sizeof(bus), why2, sizeof(why2));
+        if (d > 0 && (st != DL_OK || !strcmp(bus, first)))
+            break; /* device d is device 0 again: every GPU is done */
+        if (d == 0)
+            snprintf(first, sizeof(first), "%s", bus);
         local_of[d] = d;
         c.rank = d;
-        cJSON *e = pf_gpu_copy_mine(&c, have ? g : NULL);
-        const char *outcome = cJSON_GetObjectItem(e, "outcome")->valuestring;
-        /* "shared": device d is GPU 0 again, every GPU is done. */
-        int last = !strcmp(outcome, "skip") || !strcmp(outcome, "shared");
-        measured += !strcmp(outcome, "measured");
+        cJSON *e = pf_gpu_copy_mine(&c, have ? g : NULL, -1);
+        measured += !strcmp(cJSON_GetObjectItem(e, "outcome")->valuestring, "measured");
         c.rank = 0; /* judged as rank 0 judges a gathered record */
         pf_gpu_copy_judge(&c, &sys, e, skipped);
         cJSON_Delete(e);
-        if (last)
+        if (st != DL_OK)
             break;
     }
     cJSON_AddNumberToObject(doc, "gpus_measured", measured);

@@ -165,7 +165,7 @@ static void this_host(void **state)
     ctx_t t;
     ctx_init(&t);
     char skipped[1] = {0};
-    cJSON *a = pf_gpu_copy_mine(&t.c, NULL);
+    cJSON *a = pf_gpu_copy_mine(&t.c, NULL, -1);
     const char *outcome = cJSON_GetObjectItem(a, "outcome")->valuestring;
     pf_gpu_copy_judge(&t.c, NULL, a, skipped);
     if (strcmp(outcome, "measured") == 0) {
@@ -184,7 +184,7 @@ static void this_host(void **state)
         const char *msg = cJSON_GetObjectItem(cJSON_GetArrayItem(t.c.checks, 0), "message")->valuestring;
         assert_non_null(strstr(msg, why));
         t.c.rank = 1;
-        cJSON *b = pf_gpu_copy_mine(&t.c, NULL);
+        cJSON *b = pf_gpu_copy_mine(&t.c, NULL, -1);
         t.c.rank = 0;
         pf_gpu_copy_judge(&t.c, NULL, b, skipped);
         assert_int_equal(cJSON_GetArraySize(t.c.checks), 1);
@@ -193,7 +193,7 @@ static void this_host(void **state)
     /* --no-gpu: a SKIP that says so. */
     t.o.gpu_checks = 0;
     skipped[0] = 0;
-    cJSON *off = pf_gpu_copy_mine(&t.c, NULL);
+    cJSON *off = pf_gpu_copy_mine(&t.c, NULL, -1);
     pf_gpu_copy_judge(&t.c, NULL, off, skipped);
     const cJSON *last = cJSON_GetArrayItem(t.c.checks, cJSON_GetArraySize(t.c.checks) - 1);
     assert_non_null(strstr(cJSON_GetObjectItem(last, "message")->valuestring, "--no-gpu"));
