@@ -12,6 +12,8 @@
 #include "internal.h"
 
 const char *const dl_gc_check_names[DL_GC_NKINDS] = {"gpu-copy", "h2d", "d2h"};
+/* The figures' keys in a rank's record. */
+static const char *const keys[DL_GC_NKINDS] = {"d2d_gbps", "h2d_gbps", "d2h_gbps"};
 
 double dl_gc_pcie_gbps(int gen, int width)
 {
@@ -87,7 +89,7 @@ void dl_gc_expect(dl_gc_kind_t k, const dl_gc_system_t *s, int gen_max, int widt
                  gen_max, width_max, line, DL_GC_PCIE_EFFICIENCY);
     } else {
         snprintf(e->source, sizeof(e->source),
-                 "none: no --system with gpu.host_link_gbyte_s, and NVML gives no PCIe generation/width");
+                 "none: no --system with gpu.host_link_gbyte_s, and no PCIe link from NVML");
     }
 }
 
@@ -96,12 +98,13 @@ dl_pf_status_t dl_gc_judge(double measured, double expected)
     if (expected <= 0)
         return DL_PF_PASS;
     double f = measured / expected;
-    return f >= DL_GC_PASS_FRACTION ? DL_PF_PASS : f >= DL_GC_FAIL_FRACTION ? DL_PF_WARN : DL_PF_FAIL;
+    return f >= DL_GC_PASS_FRACTION   ? DL_PF_PASS
+           : f >= DL_GC_FAIL_FRACTION ? DL_PF_WARN
+                                      : DL_PF_FAIL;
 }
 
 cJSON *dl_gc_json(const dl_gc_result_t *r)
 {
-    static const char *const keys[DL_GC_NKINDS] = {"d2d_gbps", "h2d_gbps", "d2h_gbps"};
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "device", r->device);
     cJSON_AddStringToObject(o, "bus_id", r->bus_id);
@@ -170,9 +173,11 @@ static double num(const cJSON *o, const char *k)
  * rank whose memory is on another node than its GPU is at least a WARN. */
 static int far_memory(const cJSON *e, char *note, size_t len)
 {
-    int gpu = (int)num(e, "gpu_numa"), mem = (int)num(e, "mem_numa"), cpu = (int)num(e, "cpu_numa");
-    snprintf(note, len, "host memory on NUMA node %d, CPU on %d, GPU on %d", mem, cpu, gpu);
-    return gpu >= 0 && mem >= 0 && gpu != mem;
+    int gpu = (int)num(e, "gpu_numa"), mem = (int)num(e, "mem_numa");
+    int cpu = (int)num(e, "cpu_numa"), far = gpu >= 0 && mem >= 0 && gpu != mem;
+    snprintf(note, len, "host memory on NUMA node %d, CPU on %d, GPU on %d%s", mem, cpu, gpu,
+             far ? ": bind the rank to its GPU's node (mpirun --bind-to numa)" : "");
+    return far;
 }
 
 /* A rank that measured nothing: FAIL when CUDA broke; otherwise one SKIP
@@ -201,25 +206,26 @@ static void not_measured(pf_ctx_t *c, const cJSON *e, const char *outcome, char 
 
 void pf_gpu_copy_judge(pf_ctx_t *c, const dl_gc_system_t *sys, const cJSON *e, char *skipped)
 {
-    static const char *const keys[DL_GC_NKINDS] = {"d2d_gbps", "h2d_gbps", "d2h_gbps"};
     int r = (int)num(e, "rank"), h = c->lay.host_of[r];
     const char *outcome = cJSON_GetObjectItem(e, "outcome")->valuestring;
-    char subject[300], note[160];
+    char subject[300], note[200];
     if (strcmp(outcome, "measured") != 0) {
         not_measured(c, e, outcome, skipped);
         return;
     }
-    snprintf(subject, sizeof(subject), "%s rank%d gpu%d", c->lay.names[h], r, (int)num(e, "device"));
-    int far = far_memory(e, note, sizeof(note));
+    int dev = (int)num(e, "device"), far = far_memory(e, note, sizeof(note));
+    const char *bus = cJSON_GetObjectItem(e, "bus_id")->valuestring;
+    snprintf(subject, sizeof(subject), "%s rank%d gpu%d", c->lay.names[h], r, dev);
     for (int k = 0; k < DL_GC_NKINDS; k++) {
         dl_gc_expect_t x;
-        dl_gc_expect((dl_gc_kind_t)k, sys, (int)num(e, "pcie_gen_max"), (int)num(e, "pcie_width_max"), &x);
+        dl_gc_expect((dl_gc_kind_t)k, sys, (int)num(e, "pcie_gen_max"),
+                     (int)num(e, "pcie_width_max"), &x);
         double got = num(e, keys[k]);
         dl_pf_status_t st = dl_gc_judge(got, x.gbps);
         if (k != DL_GC_D2D && far && st == DL_PF_PASS)
             st = DL_PF_WARN;
         if (st == DL_PF_FAIL)
-            pf_blame_gpu(c, c->lay.names[h], (int)num(e, "device"), cJSON_GetObjectItem(e, "bus_id")->valuestring);
+            pf_blame_gpu(c, c->lay.names[h], dev, bus);
         cJSON *f = cJSON_Duplicate(e, 1);
         cJSON_AddNumberToObject(f, "measured_gbps", got);
         cJSON_AddNumberToObject(f, "expected_gbps", x.gbps);
