@@ -8,7 +8,7 @@ foreach(t unit gpu gpucopy)
 endforeach()
 target_compile_definitions(preflight_gpucopy PRIVATE DL_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 
-foreach(mode healthy throttled link)
+foreach(mode healthy throttled link simslow)
   add_test(NAME preflight_rig_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 4 ${mode})
   set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"
