@@ -121,10 +121,31 @@ static dl_status_t parse_paths(const char *file, const cJSON *ps, sim_system_t *
     return DL_OK;
 }
 
+/* "gpu": figures preflight's copy checks judge by (the model does not use
+ * them); each optional, each a positive number. */
+static dl_status_t parse_gpu(const char *file, const cJSON *g)
+{
+    if (!g)
+        return DL_OK;
+    if (!cJSON_IsObject(g))
+        return sys_bad(file, "\"gpu\" must be an object", NULL);
+    const cJSON *f;
+    double v;
+    cJSON_ArrayForEach(f, g)
+    {
+        if (strcmp(f->string, "memory_gbyte_s") && strcmp(f->string, "host_link_gbyte_s"))
+            return sys_bad(file, "unknown key in \"gpu\" (memory_gbyte_s, host_link_gbyte_s):",
+                           f->string);
+        if (num(file, g, f->string, 0.001, -1, &v) != DL_OK)
+            return DL_ERR_INPUT;
+    }
+    return DL_OK;
+}
+
 static dl_status_t parse_system(const char *file, const cJSON *j, sim_system_t *s)
 {
     static const char *const keys[] = {"name", "description", "gpus_per_node", "nodes", "p2p",
-                                       "nics", "launch_us", "jitter", "paths", "source"};
+                                       "nics", "launch_us", "jitter", "paths", "source", "gpu"};
     if (!cJSON_IsObject(j))
         return sys_bad(file, "not a JSON object", NULL);
     const cJSON *v;
@@ -162,7 +183,9 @@ static dl_status_t parse_system(const char *file, const cJSON *j, sim_system_t *
     s->nics = (int)nics;
     s->nic_gbit = gbit;
     s->p2p = !cJSON_IsFalse(cJSON_GetObjectItem(j, "p2p"));
-    st = parse_paths(file, cJSON_GetObjectItem(j, "paths"), s);
+    st = parse_gpu(file, cJSON_GetObjectItem(j, "gpu"));
+    if (st == DL_OK)
+        st = parse_paths(file, cJSON_GetObjectItem(j, "paths"), s);
     if (st == DL_OK && s->nics > 0 && s->path[P_IB].lat <= 0)
         return sys_bad(file, "NICs need a \"paths\".ib entry (lat_us, efficiency)", NULL);
     return st;

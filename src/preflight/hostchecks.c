@@ -103,6 +103,7 @@ dl_status_t pf_host_checks(pf_ctx_t *c)
     cJSON_Delete(all_bind);
     cJSON_Delete(all_gpu);
     cJSON_Delete(topo);
+    dl_status_t st = pf_gpu_copy_checks(c, have ? g : NULL);
     free(g);
-    return DL_OK;
+    return st;
 }

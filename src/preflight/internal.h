@@ -3,6 +3,7 @@
 #define DL_PF_INTERNAL_H
 
 #include "preflight.h"
+#include "../sys/sys.h"
 
 /* An opened backend, behind the one fault-injection wrapper: measure
  * through &b->w.ops with &b->w as its context. */
@@ -114,6 +115,17 @@ dl_status_t pf_host_checks(pf_ctx_t *c);
 /* Judges one host's NVML figures ({"nvml": why, "gpus": [dl_gpu_json...]})
  * on rank 0: one line per GPU, failing GPUs named in the verdict. */
 dl_status_t pf_gpu_judge(pf_ctx_t *c, int host, const cJSON *hostobj);
+/* Each rank measures its GPU's copies (gpucopy.h), rank 0 judges them: one
+ * line per GPU per figure (gpu-copy, h2d, d2h), or one SKIP per host that
+ * says why. g: this host's NVML view (its PCIe link), or NULL. */
+dl_status_t pf_gpu_copy_checks(pf_ctx_t *c, const dl_gpus_t *g);
+/* Its two halves: this rank's figures as the JSON gathered to rank 0
+ * (measured_by >= 0: that rank measures this rank's GPU, this one not), and
+ * rank 0's judgement of one of them against the system's figures (skipped:
+ * per host, whether its SKIP line was given). */
+struct dl_gc_system;
+cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g, int measured_by);
+void pf_gpu_copy_judge(pf_ctx_t *c, const struct dl_gc_system *sys, const cJSON *e, char *skipped);
 dl_status_t pf_correctness(pf_ctx_t *c);
 dl_status_t pf_bandwidth(pf_ctx_t *c);
 dl_status_t pf_scopes(pf_ctx_t *c);

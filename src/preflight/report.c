@@ -81,6 +81,11 @@ void pf_blame_gpu(pf_ctx_t *c, const char *host, int gpu, const char *bus_id)
 {
     if (c->rank != 0)
         return;
+    const cJSON *it; /* several checks may fail one GPU: it is named once */
+    cJSON_ArrayForEach(it, c->v_gpus)
+        if (!strcmp(cJSON_GetObjectItem(it, "host")->valuestring, host) &&
+            !strcmp(cJSON_GetObjectItem(it, "bus_id")->valuestring, bus_id ? bus_id : ""))
+            return;
     cJSON *g = cJSON_CreateObject();
     cJSON_AddStringToObject(g, "host", host);
     cJSON_AddNumberToObject(g, "gpu", gpu);

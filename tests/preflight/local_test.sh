@@ -34,6 +34,15 @@ assert all(c["status"] == "pass" for c in corr)
 assert [c["check"] for c in d["checks"]].count("numa") == 4
 assert d["topo"] and d["topo"][0]["cores"] >= 1 and d["topo"][0]["numa_nodes"]
 assert d["scopes"]["world"]["ranks"] == 4 and d["scopes"]["node"][0]["busbw_gbps"] > 0
+# Without a GPU the copy checks are one SKIP for the host, saying why; with
+# GPUs, three figures per GPU measured, each with what it was judged by.
+copy = [c for c in d["checks"] if c["check"] in ("gpu-copy", "h2d", "d2h")]
+if copy and copy[0]["status"] == "skip":
+    assert len(copy) == 1 and copy[0]["scope"] == "host", copy
+    assert "no CUDA GPU is visible" in copy[0]["message"] or "built without CUDA" in copy[0]["message"], copy
+else:
+    assert copy and len(copy) % 3 == 0, copy
+    assert all(c["figures"]["measured_gbps"] > 0 and c["figures"]["expected_from"] for c in copy), copy
 PY
   ;;
 corrupt)

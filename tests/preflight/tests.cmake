@@ -1,11 +1,12 @@
 # preflight: unit tests of its arithmetic, real mpirun runs on this host, and
 # the multi-host netns rig (root only; skipped with a message elsewhere).
-foreach(t unit gpu)
+foreach(t unit gpu gpucopy)
   add_executable(preflight_${t} ${CMAKE_CURRENT_LIST_DIR}/test_preflight_${t}.c)
   target_link_libraries(preflight_${t} PRIVATE dlcore PkgConfig::CMOCKA)
   add_test(NAME preflight_${t} COMMAND preflight_${t})
   set_tests_properties(preflight_${t} PROPERTIES LABELS unit TIMEOUT 60)
 endforeach()
+target_compile_definitions(preflight_gpucopy PRIVATE DL_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 
 foreach(mode healthy throttled link simslow)
   add_test(NAME preflight_rig_${mode}
