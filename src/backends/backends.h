@@ -153,7 +153,9 @@ dl_status_t dl_sim_system_check(const char *path, int *nodes, int *gpus_per_node
  *   crash    the rank's process dies (SIGSEGV); worker backends only
  *   error    the rank's call fails
  *   slow     the rank enters each call late, by (factor - 1) x its previous
- *            call's time, and that wait is part of its time of the call
+ *            call's time; the wait is part of its batch time (*total), not
+ *            of a call's own time (times[k], from when it entered), so
+ *            the measurement loop sees it arrive late (a straggler)
  *   corrupt  the rank's result of each check has one wrong element more */
 typedef enum { DL_INJECT_NONE, DL_INJECT_HANG, DL_INJECT_CRASH, DL_INJECT_CORRUPT, DL_INJECT_ERROR,
                DL_INJECT_SLOW } dl_inject_kind_t;
