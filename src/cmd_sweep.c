@@ -265,7 +265,8 @@ typedef struct {
     dl_status_t io;
     char *hosts;       /* rank 0: nranks names of 256 chars (dl_sys_fingerprint) */
     int *late_rows;    /* rank 0: rows in which each rank was named a straggler */
-    double *late_sum;  /* rank 0: its lateness summed over those rows, seconds */
+    double *late_sum;  /* rank 0: its lateness past the row's median rank, summed over
+                        * those rows, seconds */
     int rows;          /* rows with per-rank figures */
 } sweep_out_t;
 
@@ -276,15 +277,17 @@ static void tally_stragglers(sweep_out_t *s, const dl_result_t *r)
         return;
     int *late = calloc((size_t)r->nranks, sizeof(int));
     s->rows++;
+    double med = dl_median(r->rank_late_s, (size_t)r->nranks);
     if (late && dl_result_stragglers(r, late))
         for (int i = 0; i < r->nranks; i++)
             if (late[i])
-                s->late_rows[i]++, s->late_sum[i] += r->rank_late_s[i];
+                s->late_rows[i]++, s->late_sum[i] += r->rank_late_s[i] - med;
     free(late);
 }
 
 /* One line on stdout and a "stragglers" list in run.json: each rank named
- * in a row, with its host, the rows and its mean lateness there. */
+ * in at least half the rows (late on average, not once on a busy host),
+ * with its host, the rows and its mean lateness there. */
 static void report_stragglers(const sweep_out_t *s)
 {
     if (!s->late_rows)
@@ -293,7 +296,7 @@ static void report_stragglers(const sweep_out_t *s)
     char line[1024] = "";
     size_t n = 0;
     for (int i = 0; i < s->nranks; i++) {
-        if (!s->late_rows[i])
+        if (!s->late_rows[i] || 2 * s->late_rows[i] < s->rows)
             continue;
         const char *host = s->hosts ? s->hosts + (size_t)i * 256 : "";
         double us = s->late_sum[i] / s->late_rows[i] * 1e6;

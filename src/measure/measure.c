@@ -282,10 +282,13 @@ static dl_status_t arrival_pass(const dl_backend_ops_t *be, void *ctx, const dl_
     for (int i = 0; i < ARRIVAL_CALLS && st == DL_OK; i++) {
         uint64_t one = 1;
         st = x->sum_u64(x->arg, &one, 1);
-        double go = dl_now(), t = 0, total = 0;
-        if (st == DL_OK)
-            st = agree(x, be->run(ctx, c, 1, &t, &total));
-        v[i] = dl_now() - t - go;
+        double go = dl_now(), t = 0, total = 0, done = go;
+        if (st == DL_OK) {
+            dl_status_t own = be->run(ctx, c, 1, &t, &total);
+            done = dl_now(); /* before the agreement, which waits for the others */
+            st = agree(x, own);
+        }
+        v[i] = done - t - go;
     }
     *late = st == DL_OK ? dl_median(v, ARRIVAL_CALLS) : 0;
     return st;
@@ -387,9 +390,9 @@ int dl_result_stragglers(const dl_result_t *r, int *late)
     memcpy(v, r->rank_late_s, (size_t)n * sizeof(*v));
     double med = dl_median(v, (size_t)n), mad = dl_mad(v, (size_t)n, med);
     /* The floor: a barrier lets ranks go a few microseconds apart, more
-     * through a worker's relay; lateness below a call's time (or
-     * DL_LATE_FLOOR_S) is not a straggler, however tight the others. */
-    double floor = r->t.p50 > DL_LATE_FLOOR_S ? r->t.p50 : DL_LATE_FLOOR_S;
+     * through a worker's relay; lateness below a quarter of a call's time
+     * (or DL_LATE_FLOOR_S) is not a straggler, however tight the others. */
+    double floor = 0.25 * r->t.p50 > DL_LATE_FLOOR_S ? 0.25 * r->t.p50 : DL_LATE_FLOOR_S;
     for (int i = 0; i < n; i++)
         if (r->rank_late_s[i] - med > DL_LATE_MAD_K * mad && r->rank_late_s[i] - med > floor)
             late[i] = 1, named++;

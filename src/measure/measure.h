@@ -60,9 +60,9 @@ dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out);
 
 /* Stragglers of one row (rank 0): late[i] = 1 for a rank whose lateness
  * is above the ranks' median by more than DL_LATE_MAD_K MADs and by more
- * than the row's p50 (or DL_LATE_FLOOR_S); returns how many. */
+ * than a quarter of the row's p50 (and DL_LATE_FLOOR_S); returns how many. */
 #define DL_LATE_MAD_K 5.0
-#define DL_LATE_FLOOR_S 20e-6
+#define DL_LATE_FLOOR_S 10e-6
 int dl_result_stragglers(const dl_result_t *r, int *late);
 
 /* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
