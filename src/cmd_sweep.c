@@ -212,7 +212,7 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     p->mo = (dl_measure_opts_t){.warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
-                                .check = o->check};
+                                .check = o->check, .arrivals = 1};
     return DL_OK;
 }
 

@@ -16,6 +16,7 @@
 #define SAMPLE_MIN 10     /* at least, */
 #define SAMPLE_SHARE 0.2  /* and about this share of the timed calls */
 #define ARRIVAL_CALLS 5   /* calls after a barrier, for each rank's lateness */
+#define DIRECT_CALL_SECONDS 0.01 /* calls this long are timed one by one in the batches */
 
 void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
                   dl_place_t place, int root, uint64_t bytes, int nranks, int rank)
@@ -43,19 +44,20 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds)
 /* Packed: the coll id, whether the per-rank arrays follow, the record as it
  * is in memory (both ends are the same executable), then the arrays. */
 typedef struct {
-    int32_t coll, arrays;
+    int32_t coll, arrays, late, pad;
     dl_result_t r;
 } packed_t;
 
 dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len)
 {
-    int arrays = r->wrong_per_rank && r->rank_mean_s && r->rank_late_s;
-    size_t n = arrays ? (size_t)r->nranks : 0, size = sizeof(packed_t) + n * 24;
+    int arrays = r->wrong_per_rank && r->rank_mean_s, late = arrays && r->rank_late_s;
+    size_t n = arrays ? (size_t)r->nranks : 0, size = sizeof(packed_t) + n * (late ? 24 : 16);
     packed_t *p = calloc(1, size);
     if (!p)
         return DL_ERR_NOMEM;
     p->coll = r->c.coll->id;
     p->arrays = arrays;
+    p->late = late;
     p->r = *r;
     p->r.c.coll = NULL;
     p->r.wrong_per_rank = NULL;
@@ -64,7 +66,8 @@ dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len)
     if (n) {
         memcpy(p + 1, r->wrong_per_rank, n * 8);
         memcpy((char *)(p + 1) + n * 8, r->rank_mean_s, n * 8);
-        memcpy((char *)(p + 1) + n * 16, r->rank_late_s, n * 8);
+        if (late)
+            memcpy((char *)(p + 1) + n * 16, r->rank_late_s, n * 8);
     }
     *buf = p;
     *len = (uint32_t)size;
@@ -79,21 +82,22 @@ dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out)
     memcpy(&p, buf, sizeof(p));
     size_t n = p.arrays ? (size_t)p.r.nranks : 0;
     if (p.coll < 0 || p.coll >= DL_COLL_COUNT || p.r.nranks < 1 || p.r.bus_ranks < 1 ||
-        len != sizeof(p) + n * 24)
+        (p.late && !p.arrays) || len != sizeof(p) + n * (p.late ? 24 : 16))
         return DL_ERR_COMM;
     *out = p.r;
     out->c.coll = dl_colls[p.coll];
     if (n) {
         out->wrong_per_rank = malloc(n * 8);
         out->rank_mean_s = malloc(n * 8);
-        out->rank_late_s = malloc(n * 8);
-        if (!out->wrong_per_rank || !out->rank_mean_s || !out->rank_late_s) {
+        out->rank_late_s = p.late ? malloc(n * 8) : NULL;
+        if (!out->wrong_per_rank || !out->rank_mean_s || (p.late && !out->rank_late_s)) {
             dl_result_free(out);
             return DL_ERR_NOMEM;
         }
         memcpy(out->wrong_per_rank, (const char *)buf + sizeof(p), n * 8);
         memcpy(out->rank_mean_s, (const char *)buf + sizeof(p) + n * 8, n * 8);
-        memcpy(out->rank_late_s, (const char *)buf + sizeof(p) + n * 16, n * 8);
+        if (p.late)
+            memcpy(out->rank_late_s, (const char *)buf + sizeof(p) + n * 16, n * 8);
     }
     return DL_OK;
 }
@@ -210,24 +214,51 @@ typedef struct {
     double sum;    /* slowest-rank seconds, per call (a unit's time / unit_calls) */
     double local;  /* this rank's own seconds */
     bmeans_t run;  /* the batch means */
+    double *t;     /* direct: each call's slowest-rank time (n of them) */
 } timed_t;
+
+/* Long calls (or a fixed count too small for a separate pass) are timed
+ * one by one in the batches themselves: what an event or a clock read
+ * costs is then nothing beside the call, and a second pass would double
+ * a slow link's time. */
+static int direct_timing(const dl_measure_opts_t *o, double per_iter)
+{
+    return per_iter >= DIRECT_CALL_SECONDS || (o->iters > 0 && o->iters <= SAMPLE_MIN);
+}
 
 static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
                               const dl_measure_opts_t *o, const dl_case_t *c, double per_iter,
                               timed_t *tm, int *converged)
 {
     double spent = 0, unit = o->unit_calls > 1 ? o->unit_calls : 1; /* spent: device seconds */
+    int direct = direct_timing(o, per_iter), cap = 0;
     dl_status_t st = DL_OK;
     memset(tm, 0, sizeof(*tm));
     *converged = o->iters > 0;
     while (st == DL_OK) {
         int b = batch_size(o, per_iter, tm->n, tm->batches, &tm->run);
-        double batch_total = 0;
-        st = agree(x, be->run(ctx, c, b, NULL, &batch_total));
+        if (direct && tm->n + b + 1 > cap) {
+            cap = 2 * (tm->n + b + 1);
+            double *nt = realloc(tm->t, (size_t)cap * sizeof(double));
+            if (!nt) {
+                st = agree(x, DL_ERR_NOMEM);
+                break;
+            }
+            tm->t = nt;
+        }
+        double batch_total = 0, *t = direct ? tm->t + tm->n : NULL;
+        st = agree(x, be->run(ctx, c, b, t, &batch_total));
         if (st != DL_OK)
             break;
         tm->local += batch_total;
-        st = x->max_doubles(x->arg, &batch_total, 1); /* the one reduction per batch */
+        /* The one reduction per batch: its total (and, direct, its calls). */
+        if (t) {
+            t[b] = batch_total; /* the spare slot past this batch */
+            st = x->max_doubles(x->arg, t, (size_t)b + 1);
+            batch_total = t[b];
+        } else {
+            st = x->max_doubles(x->arg, &batch_total, 1);
+        }
         if (st != DL_OK)
             break;
         tm->n += b;
@@ -271,9 +302,11 @@ static dl_status_t sampled_pass(const dl_backend_ops_t *be, void *ctx, const dl_
 }
 
 /* Arrivals: a few calls, each after a barrier; a rank's lateness in a call
- * is when it entered (its finish minus its own time of the call, on its
- * own clock) less when the barrier let it go. Measured from each rank's
- * own release, it needs no common clock. The median over the calls. */
+ * is when it entered less when the barrier let it go, on its own clock, so
+ * it needs no common clock. When it entered: the later of its finish less
+ * its own time of the call (where its device kernel could start: a peer's
+ * time includes waiting for a late rank) and when the backend says the call
+ * began (entered: after an injected wait). The median over the calls. */
 static dl_status_t arrival_pass(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
                                 const dl_case_t *c, double *late)
 {
@@ -282,13 +315,15 @@ static dl_status_t arrival_pass(const dl_backend_ops_t *be, void *ctx, const dl_
     for (int i = 0; i < ARRIVAL_CALLS && st == DL_OK; i++) {
         uint64_t one = 1;
         st = x->sum_u64(x->arg, &one, 1);
-        double go = dl_now(), t = 0, total = 0, done = go;
+        double go = dl_now(), t = 0, total = 0, done = go, began = go;
         if (st == DL_OK) {
             dl_status_t own = be->run(ctx, c, 1, &t, &total);
             done = dl_now(); /* before the agreement, which waits for the others */
+            if (be->entered)
+                began = be->entered(ctx);
             st = agree(x, own);
         }
-        v[i] = done - t - go;
+        v[i] = (done - t > began ? done - t : began) - go;
     }
     *late = st == DL_OK ? dl_median(v, ARRIVAL_CALLS) : 0;
     return st;
@@ -339,8 +374,10 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     out->timed_s = dl_now() - t1;
     int n = tm.n;
     if (st == DL_OK && n > 0)
-        st = sampled_pass(be, ctx, x, o, c, tm.sum / n, n, &out->t);
-    if (st == DL_OK && n > 0)
+        st = tm.t ? dl_stats_compute(tm.t, (size_t)n, &out->t)
+                  : sampled_pass(be, ctx, x, o, c, tm.sum / n, n, &out->t);
+    free(tm.t);
+    if (st == DL_OK && n > 0 && o->arrivals)
         st = arrival_pass(be, ctx, x, c, &late);
     if (st == DL_OK && n > 0) {
         /* The headline figures are the batches'; the spread the samples'. */
@@ -351,7 +388,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
             out->t.ci95 = 0;
     }
     double total = tm.sum, local = tm.local;
-    if (st == DL_OK)
+    if (st == DL_OK && o->arrivals)
         st = gather_per_rank(x, late, &out->rank_late_s);
     /* Each rank's own mean (its share of the batches), then the totals. */
     double *wr = NULL;

@@ -24,6 +24,8 @@ typedef struct {
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
+    int arrivals;          /* after the timing, a few calls each after a barrier give
+                            * each rank's lateness (rank_late_s; stragglers) */
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
                             * Times come per call; batches are planned in units.
                             * Set from the backend's traits, never by a command */
