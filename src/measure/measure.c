@@ -29,6 +29,7 @@ void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op
     c->root = coll->has_root ? root : -1;
     c->bytes_requested = bytes;
     coll->counts(bytes, dl_dtype_size(dt), nranks, rank, &c->counts);
+    c->counts.requested = bytes;
 }
 
 double dl_algbw(uint64_t bytes, double seconds)
@@ -215,6 +216,8 @@ typedef struct {
     double local;  /* this rank's own seconds */
     bmeans_t run;  /* the batch means */
     double *t;     /* direct: each call's slowest-rank time (n of them) */
+    uint64_t *scratch; /* -a mean's integer sums, one batch */
+    size_t scratch_n;
 } timed_t;
 
 /* Long calls (or a fixed count too small for a separate pass) are timed
@@ -252,13 +255,20 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
             break;
         tm->local += batch_total;
         /* The one reduction per batch: its total (and, direct, its calls). */
-        if (t) {
+        double one[1] = {batch_total}, *v = t ? t : one;
+        size_t nv = t ? (size_t)b + 1 : 1;
+        if (t)
             t[b] = batch_total; /* the spare slot past this batch */
-            st = x->max_doubles(x->arg, t, (size_t)b + 1);
-            batch_total = t[b];
-        } else {
-            st = x->max_doubles(x->arg, &batch_total, 1);
+        if (o->agg == DL_AGG_MEAN && tm->scratch_n < nv) {
+            free(tm->scratch);
+            tm->scratch_n = nv;
+            if (!(tm->scratch = malloc(nv * sizeof(*tm->scratch)))) {
+                st = DL_ERR_NOMEM;
+                break;
+            }
         }
+        st = dl_agg_over_ranks(x, o->agg, v, nv, tm->scratch); /* -a: max by default */
+        batch_total = v[nv - 1];
         if (st != DL_OK)
             break;
         tm->n += b;
@@ -282,7 +292,6 @@ static dl_status_t sampled_pass(const dl_backend_ops_t *be, void *ctx, const dl_
                                 const dl_measure_opts_t *o, const dl_case_t *c, double per_iter,
                                 int n_timed, dl_stats_t *out)
 {
-    (void)o;
     double want = per_iter > 0 ? SAMPLE_SHARE * n_timed : SAMPLE_CALLS;
     int k = want > SAMPLE_CALLS ? SAMPLE_CALLS : (int)want;
     if (k < SAMPLE_MIN)
@@ -292,9 +301,13 @@ static dl_status_t sampled_pass(const dl_backend_ops_t *be, void *ctx, const dl_
     double *t = malloc((size_t)k * sizeof(*t)), total = 0;
     if (!t)
         return agree(x, DL_ERR_NOMEM);
+    uint64_t *scratch = o->agg == DL_AGG_MEAN ? malloc((size_t)k * sizeof(*scratch)) : NULL;
     dl_status_t st = agree(x, be->run(ctx, c, k, t, &total));
+    if (st == DL_OK && o->agg == DL_AGG_MEAN && !scratch)
+        st = DL_ERR_NOMEM;
     if (st == DL_OK)
-        st = x->max_doubles(x->arg, t, (size_t)k);
+        st = dl_agg_over_ranks(x, o->agg, t, (size_t)k, scratch);
+    free(scratch);
     if (st == DL_OK)
         st = dl_stats_compute(t, (size_t)k, out);
     free(t);
@@ -377,6 +390,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
         st = tm.t ? dl_stats_compute(tm.t, (size_t)n, &out->t)
                   : sampled_pass(be, ctx, x, o, c, tm.sum / n, n, &out->t);
     free(tm.t);
+    free(tm.scratch);
     if (st == DL_OK && n > 0 && o->arrivals)
         st = arrival_pass(be, ctx, x, c, &late);
     if (st == DL_OK && n > 0) {
@@ -435,4 +449,22 @@ int dl_result_stragglers(const dl_result_t *r, int *late)
             late[i] = 1, named++;
     free(v);
     return named;
+}
+
+/* For the step loop (step.c): the same agreement, and the stop rule on
+ * per-call running figures (its calls are timed one by one). */
+dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st)
+{
+    return agree(x, st);
+}
+
+int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
+                      int *converged)
+{
+    int n = (int)r->n;
+    if (n >= o->min_iters && dl_running_ci95(r) <= o->ci_target * r->mean) {
+        *converged = 1;
+        return 1;
+    }
+    return (n >= o->min_iters && spent >= o->budget_s) || n >= o->max_iters;
 }
