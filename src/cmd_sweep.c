@@ -248,7 +248,7 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
     p->mo = (dl_measure_opts_t){.agg = agg, .warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
-                                .check = o->check};
+                                .check = o->check, .arrivals = 1};
     if (hook) { /* its steps replace the size range */
         p->sizes = hook->sizes;
         p->nsizes = hook->nsizes;
@@ -309,7 +309,57 @@ typedef struct {
     size_t done, total;
     uint64_t wrong;
     dl_status_t io;
+    char *hosts;       /* rank 0: nranks names of 256 chars (dl_sys_fingerprint) */
+    int *late_rows;    /* rank 0: rows in which each rank was named a straggler */
+    double *late_sum;  /* rank 0: its lateness past the row's median rank, summed over
+                        * those rows, seconds */
+    int rows;          /* rows with per-rank figures */
 } sweep_out_t;
+
+/* A row's stragglers, counted per rank for the sweep's one line. */
+static void tally_stragglers(sweep_out_t *s, const dl_result_t *r)
+{
+    if (!r->rank_late_s || r->nranks != s->nranks || !s->late_rows)
+        return;
+    int *late = calloc((size_t)r->nranks, sizeof(int));
+    s->rows++;
+    double med = dl_median(r->rank_late_s, (size_t)r->nranks);
+    if (late && dl_result_stragglers(r, late))
+        for (int i = 0; i < r->nranks; i++)
+            if (late[i])
+                s->late_rows[i]++, s->late_sum[i] += r->rank_late_s[i] - med;
+    free(late);
+}
+
+/* One line on stdout and a "stragglers" list in run.json: each rank named
+ * in at least half the rows (late on average, not once on a busy host),
+ * with its host, the rows and its mean lateness there. */
+static void report_stragglers(const sweep_out_t *s)
+{
+    if (!s->late_rows)
+        return;
+    cJSON *a = cJSON_AddArrayToObject(s->run, "stragglers");
+    char line[1024] = "";
+    size_t n = 0;
+    for (int i = 0; i < s->nranks; i++) {
+        if (!s->late_rows[i] || 2 * s->late_rows[i] < s->rows)
+            continue;
+        const char *host = s->hosts ? s->hosts + (size_t)i * 256 : "";
+        double us = s->late_sum[i] / s->late_rows[i] * 1e6;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "rank", i);
+        cJSON_AddStringToObject(e, "host", host);
+        cJSON_AddNumberToObject(e, "rows", s->late_rows[i]);
+        cJSON_AddNumberToObject(e, "of_rows", s->rows);
+        cJSON_AddNumberToObject(e, "late_us", us);
+        cJSON_AddItemToArray(a, e);
+        if (n < sizeof(line))
+            n += (size_t)snprintf(line + n, sizeof(line) - n, "%s rank %d (%s) late in %d/%d rows by %.1f us",
+                                  n ? ";" : "", i, host, s->late_rows[i], s->rows, us);
+    }
+    if (n && !s->quiet)
+        printf("# stragglers:%s\n", line);
+}
 
 static dl_status_t on_result(void *arg, dl_result_t *r)
 {
@@ -328,6 +378,7 @@ static dl_status_t on_result(void *arg, dl_result_t *r)
             dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks);
     }
     dl_run_add_result(s->profile, r);
+    tally_stragglers(s, r);
     dl_progress_end();
     if (!s->quiet)
         dl_table_row(stdout, r);
@@ -554,8 +605,12 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
         return 2;
     }
 
-    cJSON *fp = dl_sys_fingerprint(world, NULL);
+    char *hosts = NULL;
+    cJSON *fp = dl_sys_fingerprint(world, &hosts);
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
+                       .hosts = hosts,
+                       .late_rows = rank == 0 ? calloc((size_t)nranks, sizeof(int)) : NULL,
+                       .late_sum = rank == 0 ? calloc((size_t)nranks, sizeof(double)) : NULL,
                        .profile_name = be->name,
                        .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
     if (rank == 0) {
@@ -580,6 +635,7 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
             cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
         if (!workers && st != DL_OK && st != DL_ERR_CHECK)
             cJSON_AddStringToObject(out.profile, "reason", dl_status_str(st));
+        report_stragglers(&out);
         if (sp->hook) /* its analysis goes into the record */
             st = dl_status_worse(st, sp->hook->finish(sp->hook->arg, out.run, dir, st));
         cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
@@ -600,6 +656,9 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
         }
         cJSON_Delete(out.run);
     }
+    free(hosts);
+    free(out.late_rows);
+    free(out.late_sum);
     if (stop == 2) { /* a peer is gone: MPI cannot finish cleanly */
         fflush(NULL);
         MPI_Abort(world, dl_status_exit_code(st));

@@ -127,6 +127,10 @@ typedef struct dl_backend_ops {
     void (*describe)(void *ctx, void *json_obj);
     /* What init decided (NULL: the defaults: nranks, one call per unit). */
     void (*traits)(void *ctx, dl_backend_traits_t *t);
+    /* dl_now() when the last call began, where something (the injection
+     * wrapper's slow) made it begin after run was called; NULL: when run
+     * was called. The measurement loop's arrivals read it. */
+    double (*entered)(void *ctx);
 } dl_backend_ops_t;
 
 extern const dl_backend_ops_t *const dl_backends[];
@@ -153,7 +157,8 @@ dl_status_t dl_sim_system_check(const char *path, int *nodes, int *gpus_per_node
  *   crash    the rank's process dies (SIGSEGV); worker backends only
  *   error    the rank's call fails
  *   slow     the rank enters each call late, by (factor - 1) x its previous
- *            call's time, and that wait is part of its time of the call
+ *            call's time, and that wait is part of its time of the call;
+ *            entered() says when the call began, so it is seen arriving late
  *   corrupt  the rank's result of each check has one wrong element more */
 typedef enum { DL_INJECT_NONE, DL_INJECT_HANG, DL_INJECT_CRASH, DL_INJECT_CORRUPT, DL_INJECT_ERROR,
                DL_INJECT_SLOW } dl_inject_kind_t;
@@ -179,6 +184,7 @@ typedef struct {
     dl_backend_ops_t ops; /* the wrapper's, with the inner backend's capabilities */
     dl_inject_kind_t kind;
     double factor, last_call_s;
+    double entered_s; /* dl_now() when its last call began, after any injected wait */
     int rank;
     int own_failure; /* set when this rank's backend (not a peer) failed */
 } dl_inject_wrap_t;

@@ -165,6 +165,7 @@ static dl_status_t run_slow(dl_inject_wrap_t *w, const dl_case_t *c, int iters, 
     for (int i = 0; i < iters; i++) {
         double delay = (w->factor - 1) * w->last_call_s, t = 0;
         spin_for(delay);
+        w->entered_s = dl_now();
         dl_status_t st = own(w, w->inner->run(w->ctx, c, 1, &t, &(double){0}));
         if (st != DL_OK)
             return st;
@@ -176,9 +177,12 @@ static dl_status_t run_slow(dl_inject_wrap_t *w, const dl_case_t *c, int iters, 
     return DL_OK;
 }
 
+static double w_entered(void *ctx) { return ((dl_inject_wrap_t *)ctx)->entered_s; }
+
 static dl_status_t w_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
 {
     dl_inject_wrap_t *w = ctx;
+    w->entered_s = dl_now();
     switch (w->kind) {
     case DL_INJECT_HANG:
         dl_err("rank %d: injected hang in %s", w->rank, c->coll->name);
@@ -226,7 +230,8 @@ void dl_inject_wrap(dl_inject_wrap_t *w, const dl_inject_t *inj, const dl_backen
     w->ops = (dl_backend_ops_t){.name = inner->name, .abi = DL_BACKEND_ABI, .caps = inner->caps,
                                 .probe = w_probe, .init = w_init, .prepare = w_prepare,
                                 .run = w_run, .check = w_check, .fini = w_fini,
-                                .supports = inner->supports, .traits = w_traits};
+                                .supports = inner->supports, .traits = w_traits,
+                                .entered = w_entered};
     w->rank = rank;
     w->kind = inj ? dl_inject_active(inj, rank, profile) : DL_INJECT_NONE;
     w->factor = inj ? inj->factor : 1;

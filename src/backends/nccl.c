@@ -515,20 +515,20 @@ static dl_status_t launch_unit(nccl_ctx_t *m, const dl_case_t *c)
 static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
 {
     nccl_ctx_t *m = ctx;
-    dl_status_t st = ensure_events(m, iters + 1);
+    dl_status_t st = ensure_events(m, times ? iters + 1 : 2);
     if (st == DL_OK && m->graph_iters > 0)
         st = ensure_graph(m, c);
     if (st != DL_OK)
         return st;
-    /* Events between calls: each call's time includes the gap to the next
+    /* Without times (the measurement loop's timed batches) one event pair
+     * around the batch: no per-call event is on the stream, as in a job.
+     * With times, events between calls: each call's time includes the gap to the next
      * launch, as a job issuing calls back to back sees it. A batch starts on
      * an idle GPU: the first event waits (a spin on a host flag) until the
      * first call is queued, so that call is not charged the launch from idle,
      * a cost the later calls of a GPU-bound batch never pay. */
-    if (times) {
-        *m->h_go = 0;
-        CUDA_TRY(dl_dev_spin(m->d_go, PRIME_MAX_SECONDS, m->stream));
-    }
+    *m->h_go = 0;
+    CUDA_TRY(dl_dev_spin(m->d_go, PRIME_MAX_SECONDS, m->stream));
     CUDA_TRY(cudaEventRecord(m->ev[0], m->stream));
     for (int i = 0; i < iters && st == DL_OK; i++) {
         st = launch_unit(m, c);
@@ -537,8 +537,9 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
         if (i == 0) /* queued (or failed): the spin ends */
             __atomic_store_n(m->h_go, 1, __ATOMIC_RELEASE);
     }
+    int last = times ? iters : 1;
     if (!times)
-        CUDA_TRY(cudaEventRecord(m->ev[iters], m->stream));
+        CUDA_TRY(cudaEventRecord(m->ev[last], m->stream));
     if (st == DL_OK)
         st = wait_stream(m, c->coll->name);
     if (st != DL_OK)
@@ -549,7 +550,7 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
         CUDA_TRY(cudaEventElapsedTime(&ms, m->ev[i], m->ev[i + 1]));
         times[i] = ms * 1e-3 / per_unit;
     }
-    CUDA_TRY(cudaEventElapsedTime(&ms, m->ev[0], m->ev[iters]));
+    CUDA_TRY(cudaEventElapsedTime(&ms, m->ev[0], m->ev[last]));
     *total = ms * 1e-3 / per_unit;
     return DL_OK;
 }

@@ -9,8 +9,14 @@
  * enough that the adaptive stop reacts within a few milliseconds. The
  * first batch is shorter: a quiet case has its answer by then. */
 #define BATCH_SECONDS 0.005
-#define FIRST_BATCH_SECONDS 0.001
+#define FIRST_BATCH_SECONDS 0.0005
 #define BATCH_MAX 10000
+#define MIN_BATCHES 3     /* a CI of batch means needs a few */
+#define SAMPLE_CALLS 200  /* the per-call pass: at most, */
+#define SAMPLE_MIN 10     /* at least, */
+#define SAMPLE_SHARE 0.2  /* and about this share of the timed calls */
+#define ARRIVAL_CALLS 5   /* calls after a barrier, for each rank's lateness */
+#define DIRECT_CALL_SECONDS 0.01 /* calls this long are timed one by one in the batches */
 
 void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
                   dl_place_t place, int root, uint64_t bytes, int nranks, int rank)
@@ -39,26 +45,30 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds)
 /* Packed: the coll id, whether the per-rank arrays follow, the record as it
  * is in memory (both ends are the same executable), then the arrays. */
 typedef struct {
-    int32_t coll, arrays;
+    int32_t coll, arrays, late, pad;
     dl_result_t r;
 } packed_t;
 
 dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len)
 {
-    int arrays = r->wrong_per_rank && r->rank_mean_s;
-    size_t n = arrays ? (size_t)r->nranks : 0, size = sizeof(packed_t) + n * 16;
+    int arrays = r->wrong_per_rank && r->rank_mean_s, late = arrays && r->rank_late_s;
+    size_t n = arrays ? (size_t)r->nranks : 0, size = sizeof(packed_t) + n * (late ? 24 : 16);
     packed_t *p = calloc(1, size);
     if (!p)
         return DL_ERR_NOMEM;
     p->coll = r->c.coll->id;
     p->arrays = arrays;
+    p->late = late;
     p->r = *r;
     p->r.c.coll = NULL;
     p->r.wrong_per_rank = NULL;
     p->r.rank_mean_s = NULL;
+    p->r.rank_late_s = NULL;
     if (n) {
         memcpy(p + 1, r->wrong_per_rank, n * 8);
         memcpy((char *)(p + 1) + n * 8, r->rank_mean_s, n * 8);
+        if (late)
+            memcpy((char *)(p + 1) + n * 16, r->rank_late_s, n * 8);
     }
     *buf = p;
     *len = (uint32_t)size;
@@ -73,19 +83,22 @@ dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out)
     memcpy(&p, buf, sizeof(p));
     size_t n = p.arrays ? (size_t)p.r.nranks : 0;
     if (p.coll < 0 || p.coll >= DL_COLL_COUNT || p.r.nranks < 1 || p.r.bus_ranks < 1 ||
-        len != sizeof(p) + n * 16)
+        (p.late && !p.arrays) || len != sizeof(p) + n * (p.late ? 24 : 16))
         return DL_ERR_COMM;
     *out = p.r;
     out->c.coll = dl_colls[p.coll];
     if (n) {
         out->wrong_per_rank = malloc(n * 8);
         out->rank_mean_s = malloc(n * 8);
-        if (!out->wrong_per_rank || !out->rank_mean_s) {
+        out->rank_late_s = p.late ? malloc(n * 8) : NULL;
+        if (!out->wrong_per_rank || !out->rank_mean_s || (p.late && !out->rank_late_s)) {
             dl_result_free(out);
             return DL_ERR_NOMEM;
         }
         memcpy(out->wrong_per_rank, (const char *)buf + sizeof(p), n * 8);
         memcpy(out->rank_mean_s, (const char *)buf + sizeof(p) + n * 8, n * 8);
+        if (p.late)
+            memcpy(out->rank_late_s, (const char *)buf + sizeof(p) + n * 16, n * 8);
     }
     return DL_OK;
 }
@@ -94,8 +107,10 @@ void dl_result_free(dl_result_t *r)
 {
     free(r->wrong_per_rank);
     free(r->rank_mean_s);
+    free(r->rank_late_s);
     r->wrong_per_rank = NULL;
     r->rank_mean_s = NULL;
+    r->rank_late_s = NULL;
 }
 
 /* Every rank learns whether any rank failed, so none is left waiting in a
@@ -111,34 +126,66 @@ static dl_status_t agree(const dl_xcomm_t *x, dl_status_t st)
     return st != DL_OK ? st : (bad ? DL_ERR_COMM : DL_OK);
 }
 
-/* Iterations still needed for the CI target, from the running figures:
- * the half-width shrinks as 1/sqrt(n). A margin, since the spread is
- * itself an estimate; 0 when there is no estimate yet. */
-static double predicted_need(const dl_measure_opts_t *o, const dl_running_t *r)
+/* Batch means, weighted by their calls (batches differ in length): the
+ * per-call variance they imply is sum b (m - mean)^2 / (batches - 1), and
+ * the mean's CI is t(batches - 1) x sqrt(variance / calls), the batch-means
+ * estimator; a call's per-call timing never enters it. */
+typedef struct {
+    double b, bm, bmm; /* sums of b, b m, b m^2 */
+    size_t batches;
+} bmeans_t;
+
+static void bmeans_add(bmeans_t *r, double b, double m)
 {
-    double ci = dl_running_ci95(r), goal = o->ci_target * r->mean;
-    if (r->n < 2 || !(ci < INFINITY) || goal <= 0)
-        return 0;
-    double ratio = ci / goal;
-    return (double)r->n * (ratio * ratio - 1) * 1.2 + 1;
+    r->b += b;
+    r->bm += b * m;
+    r->bmm += b * m * m;
+    r->batches++;
 }
 
-static int batch_size(const dl_measure_opts_t *o, double per_iter, int done,
-                      const dl_running_t *run)
+static double bmeans_mean(const bmeans_t *r) { return r->b > 0 ? r->bm / r->b : 0; }
+
+static double bmeans_ci95(const bmeans_t *r)
 {
-    if (o->iters > 0)
-        return o->iters - done < BATCH_MAX ? o->iters - done : BATCH_MAX;
-    double secs = done ? BATCH_SECONDS : FIRST_BATCH_SECONDS;
+    if (r->batches < 2)
+        return INFINITY;
+    double var = (r->bmm - r->bm * r->bm / r->b) / (double)(r->batches - 1);
+    return dl_t95(r->batches - 1) * sqrt(var > 0 ? var / r->b : 0);
+}
+
+/* Calls still needed for the CI target: the half-width shrinks as
+ * 1/sqrt(calls). A margin, since the spread is itself an estimate; 0 when
+ * there is no estimate yet. */
+static double predicted_need(const dl_measure_opts_t *o, const bmeans_t *r)
+{
+    double ci = bmeans_ci95(r), goal = o->ci_target * bmeans_mean(r);
+    if (r->batches < 2 || !(ci < INFINITY) || goal <= 0)
+        return 0;
+    double ratio = ci / goal;
+    return r->b * (ratio * ratio - 1) * 1.2 + 1;
+}
+
+static int batch_size(const dl_measure_opts_t *o, double per_iter, int done, int batches,
+                      const bmeans_t *run)
+{
+    if (o->iters > 0) {
+        /* A fixed count still comes in a few batches, so the CI is of batch means. */
+        int b = (o->iters + MIN_BATCHES - 1) / MIN_BATCHES;
+        b = b > BATCH_MAX ? BATCH_MAX : b;
+        return o->iters - done < b ? o->iters - done : b;
+    }
+    double secs = batches < MIN_BATCHES ? FIRST_BATCH_SECONDS : BATCH_SECONDS;
     double per_unit = per_iter * (o->unit_calls > 1 ? o->unit_calls : 1);
     double want = per_unit > 0 ? secs / per_unit : BATCH_MAX;
-    double need = predicted_need(o, run);
     /* No more than the stop rule is predicted to need, but growing by a
      * quarter at least, so a poor prediction costs few batches. */
-    if (need > 0 && need < want)
+    double need = predicted_need(o, run);
+    if (batches >= MIN_BATCHES && need > 0 && need < want)
         want = need > done / 4.0 ? need : done / 4.0;
     int b = want > BATCH_MAX ? BATCH_MAX : (int)want;
-    if (b < o->min_iters - done)
-        b = o->min_iters - done;
+    int left = MIN_BATCHES - batches;
+    if (left > 0 && b < (o->min_iters - done + left - 1) / left)
+        b = (o->min_iters - done + left - 1) / left;
     if (b < 1)
         b = 1;
     if (b > o->max_iters - done)
@@ -146,80 +193,152 @@ static int batch_size(const dl_measure_opts_t *o, double per_iter, int done,
     return b;
 }
 
-/* The stop rule reads running sums: sorting every sample after every batch
- * made long adaptive runs quadratic in their iteration count. */
-static int adaptive_done(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
+/* The stop rule reads running sums over batch means. */
+static int adaptive_done(const dl_measure_opts_t *o, const bmeans_t *r, int n, double spent,
                          int *converged)
 {
-    int n = (int)r->n;
-    if (n >= o->min_iters && dl_running_ci95(r) <= o->ci_target * r->mean) {
+    if (n >= o->min_iters && r->batches >= MIN_BATCHES &&
+        bmeans_ci95(r) <= o->ci_target * bmeans_mean(r)) {
         *converged = 1;
         return 1;
     }
     return (n >= o->min_iters && spent >= o->budget_s) || n >= o->max_iters;
 }
 
-/* Timed batches until the stop rule holds; t gets the slowest rank's time
- * of each iteration. Returns the iteration count in *n. */
-static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
-                              const dl_measure_opts_t *o, const dl_case_t *c,
-                              double per_iter, double **tp, int *np, double *total_s,
-                              double *local_s, int *converged)
+/* The headline: timed batches, each one run of back-to-back calls with no
+ * per-call timing (one timer around the batch, as a job pays), until the
+ * stop rule holds. A batch's time is the slowest rank's (max over ranks of
+ * the batch), its mean that over its calls; the row's mean is the sum of
+ * the batches' times over the calls, the CI that of the batch means. */
+typedef struct {
+    int n, batches;
+    double sum;    /* slowest-rank seconds, per call (a unit's time / unit_calls) */
+    double local;  /* this rank's own seconds */
+    bmeans_t run;  /* the batch means */
+    double *t;     /* direct: each call's slowest-rank time (n of them) */
+    uint64_t *scratch; /* -a mean's integer sums, one batch */
+    size_t scratch_n;
+} timed_t;
+
+/* Long calls (or a fixed count too small for a separate pass) are timed
+ * one by one in the batches themselves: what an event or a clock read
+ * costs is then nothing beside the call, and a second pass would double
+ * a slow link's time. */
+static int direct_timing(const dl_measure_opts_t *o, double per_iter)
 {
-    int cap = o->iters > 0 ? o->iters : (o->max_iters < 1024 ? o->max_iters : 1024);
-    double *t = malloc(((size_t)cap + 1) * sizeof(*t));
-    uint64_t *scratch = NULL; /* -a mean's integer sums, one batch */
-    size_t scratch_n = 0;
-    int n = 0;
-    double spent = 0, local = 0, sum = 0; /* spent: device seconds; sum: per-call scaled */
-    double unit = o->unit_calls > 1 ? o->unit_calls : 1;
-    dl_running_t run = {0};
-    dl_status_t st = t ? DL_OK : DL_ERR_NOMEM;
+    return per_iter >= DIRECT_CALL_SECONDS || (o->iters > 0 && o->iters <= SAMPLE_MIN);
+}
+
+static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                              const dl_measure_opts_t *o, const dl_case_t *c, double per_iter,
+                              timed_t *tm, int *converged)
+{
+    double spent = 0, unit = o->unit_calls > 1 ? o->unit_calls : 1; /* spent: device seconds */
+    int direct = direct_timing(o, per_iter), cap = 0;
+    dl_status_t st = DL_OK;
+    memset(tm, 0, sizeof(*tm));
     *converged = o->iters > 0;
     while (st == DL_OK) {
-        int b = batch_size(o, per_iter, n, &run);
-        if (n + b > cap) {
-            while (n + b > cap)
-                cap *= 2;
-            double *nt = realloc(t, ((size_t)cap + 1) * sizeof(*t));
+        int b = batch_size(o, per_iter, tm->n, tm->batches, &tm->run);
+        if (direct && tm->n + b + 1 > cap) {
+            cap = 2 * (tm->n + b + 1);
+            double *nt = realloc(tm->t, (size_t)cap * sizeof(double));
             if (!nt) {
+                st = agree(x, DL_ERR_NOMEM);
+                break;
+            }
+            tm->t = nt;
+        }
+        double batch_total = 0, *t = direct ? tm->t + tm->n : NULL;
+        st = agree(x, be->run(ctx, c, b, t, &batch_total));
+        if (st != DL_OK)
+            break;
+        tm->local += batch_total;
+        /* The one reduction per batch: its total (and, direct, its calls). */
+        double one[1] = {batch_total}, *v = t ? t : one;
+        size_t nv = t ? (size_t)b + 1 : 1;
+        if (t)
+            t[b] = batch_total; /* the spare slot past this batch */
+        if (o->agg == DL_AGG_MEAN && tm->scratch_n < nv) {
+            free(tm->scratch);
+            tm->scratch_n = nv;
+            if (!(tm->scratch = malloc(nv * sizeof(*tm->scratch)))) {
                 st = DL_ERR_NOMEM;
                 break;
             }
-            t = nt;
         }
-        double batch_total = 0;
-        st = agree(x, be->run(ctx, c, b, t + n, &batch_total));
+        st = dl_agg_over_ranks(x, o->agg, v, nv, tm->scratch); /* -a: max by default */
+        batch_total = v[nv - 1];
         if (st != DL_OK)
             break;
-        /* One reduction per batch: the iterations' times and the batch total. */
-        local += batch_total;
-        t[n + b] = batch_total; /* the spare slot past this batch */
-        if (o->agg == DL_AGG_MEAN && scratch_n < (size_t)b + 1) {
-            free(scratch);
-            scratch_n = (size_t)b + 1;
-            if (!(scratch = malloc(scratch_n * sizeof(*scratch)))) {
-                st = DL_ERR_NOMEM;
-                break;
-            }
-        }
-        st = dl_agg_over_ranks(x, o->agg, t + n, (size_t)b + 1, scratch);
-        if (st != DL_OK)
-            break;
-        batch_total = t[n + b];
-        n += b;
-        sum += batch_total;
+        tm->n += b;
+        tm->batches++;
+        tm->sum += batch_total;
         spent += batch_total * unit;
         per_iter = batch_total / b;
-        dl_running_add(&run, t + n - b, (size_t)b);
-        if (o->iters > 0 ? n >= o->iters : adaptive_done(o, &run, spent, converged))
+        bmeans_add(&tm->run, b, per_iter);
+        if (o->iters > 0 ? tm->n >= o->iters
+                         : adaptive_done(o, &tm->run, tm->n, spent, converged))
             break;
     }
+    return st;
+}
+
+/* The spread: a separate pass of back-to-back calls timed one by one (the
+ * per-call timing's cost lands here, never in the mean), at most
+ * SAMPLE_CALLS and about a SAMPLE_SHARE of the timed seconds; each call's
+ * time is the slowest rank's. */
+static dl_status_t sampled_pass(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                                const dl_measure_opts_t *o, const dl_case_t *c, double per_iter,
+                                int n_timed, dl_stats_t *out)
+{
+    double want = per_iter > 0 ? SAMPLE_SHARE * n_timed : SAMPLE_CALLS;
+    int k = want > SAMPLE_CALLS ? SAMPLE_CALLS : (int)want;
+    if (k < SAMPLE_MIN)
+        k = SAMPLE_MIN;
+    if (k > n_timed)
+        k = n_timed;
+    double *t = malloc((size_t)k * sizeof(*t)), total = 0;
+    if (!t)
+        return agree(x, DL_ERR_NOMEM);
+    uint64_t *scratch = o->agg == DL_AGG_MEAN ? malloc((size_t)k * sizeof(*scratch)) : NULL;
+    dl_status_t st = agree(x, be->run(ctx, c, k, t, &total));
+    if (st == DL_OK && o->agg == DL_AGG_MEAN && !scratch)
+        st = DL_ERR_NOMEM;
+    if (st == DL_OK)
+        st = dl_agg_over_ranks(x, o->agg, t, (size_t)k, scratch);
     free(scratch);
-    *tp = t;
-    *np = n;
-    *total_s = sum;
-    *local_s = local;
+    if (st == DL_OK)
+        st = dl_stats_compute(t, (size_t)k, out);
+    free(t);
+    return st;
+}
+
+/* Arrivals: a few calls, each after a barrier; a rank's lateness in a call
+ * is when it entered less when the barrier let it go, on its own clock, so
+ * it needs no common clock. When it entered: the later of its finish less
+ * its own time of the call (where its device kernel could start: a peer's
+ * time includes waiting for a late rank) and when the backend says the call
+ * began (entered: after an injected wait). The median over the calls. */
+static dl_status_t arrival_pass(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                                const dl_case_t *c, double *late)
+{
+    double v[ARRIVAL_CALLS];
+    dl_status_t st = DL_OK;
+    for (int i = 0; i < ARRIVAL_CALLS && st == DL_OK; i++) {
+        uint64_t one = 1;
+        st = x->sum_u64(x->arg, &one, 1);
+        double go = dl_now(), t = 0, total = 0, done = go, began = go;
+        if (st == DL_OK) {
+            dl_status_t own = be->run(ctx, c, 1, &t, &total);
+            done = dl_now(); /* before the agreement, which waits for the others */
+            if (be->entered)
+                began = be->entered(ctx);
+            st = agree(x, own);
+        }
+        v[i] = (done - t > began ? done - t : began) - go;
+    }
+    *late = st == DL_OK ? dl_median(v, ARRIVAL_CALLS) : 0;
     return st;
 }
 
@@ -260,17 +379,31 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     if (st == DL_OK)
         st = x->max_doubles(x->arg, &per_iter, 1);
 
-    double *t = NULL, total = 0, local = 0;
-    int n = 0;
-    double t1 = dl_now();
+    timed_t tm = {0};
+    double t1 = dl_now(), late = 0;
     out->setup_s = t1 - t0;
     if (st == DL_OK)
-        st = timed_loop(be, ctx, x, o, c, per_iter, &t, &n, &total, &local, &out->converged);
+        st = timed_loop(be, ctx, x, o, c, per_iter, &tm, &out->converged);
     out->timed_s = dl_now() - t1;
+    int n = tm.n;
     if (st == DL_OK && n > 0)
-        st = dl_stats_compute(t, (size_t)n, &out->t);
-    free(t);
-
+        st = tm.t ? dl_stats_compute(tm.t, (size_t)n, &out->t)
+                  : sampled_pass(be, ctx, x, o, c, tm.sum / n, n, &out->t);
+    free(tm.t);
+    free(tm.scratch);
+    if (st == DL_OK && n > 0 && o->arrivals)
+        st = arrival_pass(be, ctx, x, c, &late);
+    if (st == DL_OK && n > 0) {
+        /* The headline figures are the batches'; the spread the samples'. */
+        out->t.n = (size_t)n;
+        out->t.mean = tm.sum / n;
+        out->t.ci95 = bmeans_ci95(&tm.run);
+        if (!(out->t.ci95 < INFINITY))
+            out->t.ci95 = 0;
+    }
+    double total = tm.sum, local = tm.local;
+    if (st == DL_OK && o->arrivals)
+        st = gather_per_rank(x, late, &out->rank_late_s);
     /* Each rank's own mean (its share of the batches), then the totals. */
     double *wr = NULL;
     if (st == DL_OK)
@@ -295,7 +428,31 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     return st;
 }
 
-/* For the step loop (step.c): the same agreement and the same stop rule. */
+int dl_result_stragglers(const dl_result_t *r, int *late)
+{
+    int n = r->nranks, named = 0;
+    for (int i = 0; i < n; i++)
+        late[i] = 0;
+    if (!r->rank_late_s || n < 3)
+        return 0; /* two ranks cannot say which one is off */
+    double *v = malloc((size_t)n * sizeof(*v));
+    if (!v)
+        return 0;
+    memcpy(v, r->rank_late_s, (size_t)n * sizeof(*v));
+    double med = dl_median(v, (size_t)n), mad = dl_mad(v, (size_t)n, med);
+    /* The floor: a barrier lets ranks go a few microseconds apart, more
+     * through a worker's relay; lateness below a quarter of a call's time
+     * (or DL_LATE_FLOOR_S) is not a straggler, however tight the others. */
+    double floor = 0.25 * r->t.p50 > DL_LATE_FLOOR_S ? 0.25 * r->t.p50 : DL_LATE_FLOOR_S;
+    for (int i = 0; i < n; i++)
+        if (r->rank_late_s[i] - med > DL_LATE_MAD_K * mad && r->rank_late_s[i] - med > floor)
+            late[i] = 1, named++;
+    free(v);
+    return named;
+}
+
+/* For the step loop (step.c): the same agreement, and the stop rule on
+ * per-call running figures (its calls are timed one by one). */
 dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st)
 {
     return agree(x, st);
@@ -304,5 +461,10 @@ dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st)
 int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
                       int *converged)
 {
-    return adaptive_done(o, r, spent, converged);
+    int n = (int)r->n;
+    if (n >= o->min_iters && dl_running_ci95(r) <= o->ci_target * r->mean) {
+        *converged = 1;
+        return 1;
+    }
+    return (n >= o->min_iters && spent >= o->budget_s) || n >= o->max_iters;
 }

@@ -25,6 +25,8 @@ typedef struct {
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
+    int arrivals;          /* after the timing, a few calls each after a barrier give
+                            * each rank's lateness (rank_late_s; stragglers) */
     int agg;               /* dl_agg_t: how an iteration's time is formed over ranks */
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
                             * Times come per call; batches are planned in units.
@@ -46,12 +48,17 @@ typedef struct {
     dl_case_t c;
     int nranks;             /* processes that measured (the per-rank arrays' length) */
     int bus_ranks;          /* ranks the figures are for: nranks, or a model's */
-    dl_stats_t t;           /* per-iteration time, slowest rank, seconds */
+    dl_stats_t t;           /* per-call time, slowest rank, seconds: mean, n and ci95 from
+                             * the timed batches (no per-call timing); p50, p95, p99, min,
+                             * max and stdev from a separate pass timed call by call */
     double avg_s;           /* back-to-back average per iteration (slowest rank) */
     double algbw_gbps, busbw_gbps; /* from the mean, nccl-tests convention */
     uint64_t wrong;         /* wrong elements, all ranks */
     uint64_t *wrong_per_rank; /* rank 0 only, nranks entries (NULL elsewhere) */
-    double *rank_mean_s;    /* rank 0 only: each rank's own mean time */
+    double *rank_mean_s;    /* rank 0 only: each rank's own mean time (its batches) */
+    double *rank_late_s;    /* rank 0 only: each rank's lateness: the median over a few
+                             * calls, each after a barrier, of when it entered the call
+                             * after the barrier let it go (its own clock) */
     int converged;          /* adaptive: CI target reached (fixed: 1) */
     double setup_s;         /* host seconds (rank 0) on fill, check and warm-up */
     double timed_s;         /* host seconds (rank 0) from the first timed batch to the
@@ -64,6 +71,13 @@ void dl_result_free(dl_result_t *r);
  * buffer, and unpacked (bad framing: DL_ERR_COMM) on the other side. */
 dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len);
 dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out);
+
+/* Stragglers of one row (rank 0): late[i] = 1 for a rank whose lateness
+ * is above the ranks' median by more than DL_LATE_MAD_K MADs and by more
+ * than a quarter of the row's p50 (and DL_LATE_FLOOR_S); returns how many. */
+#define DL_LATE_MAD_K 5.0
+#define DL_LATE_FLOOR_S 10e-6
+int dl_result_stragglers(const dl_result_t *r, int *late);
 
 /* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
 double dl_algbw(uint64_t bytes, double seconds);

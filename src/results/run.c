@@ -89,6 +89,18 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
         for (int i = 0; i < r->nranks; i++)
             cJSON_AddItemToArray(a, cJSON_CreateNumber(r->rank_mean_s[i] * 1e6));
     }
+    if (r->rank_late_s) {
+        cJSON *a = cJSON_AddArrayToObject(o, "rank_late_us");
+        for (int i = 0; i < r->nranks; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(r->rank_late_s[i] * 1e6));
+        int *late = calloc((size_t)r->nranks, sizeof(int));
+        cJSON *s = cJSON_AddArrayToObject(o, "stragglers");
+        if (late && dl_result_stragglers(r, late))
+            for (int i = 0; i < r->nranks; i++)
+                if (late[i])
+                    cJSON_AddItemToArray(s, cJSON_CreateNumber(i));
+        free(late);
+    }
     cJSON_AddItemToArray(cJSON_GetObjectItem(profile, "results"), o);
 }
 

@@ -185,6 +185,72 @@ def case_identical():
     dl("compare", RUN_A, RUN_A, "--threshold", "-1", expect=2)
 
 
+def case_side_by_side():
+    """scripts/side-by-side.py (the GPU benchmark's table) on the nccl-tests
+    text sample and the fixture's real sweep, in rounds whose medians are
+    known: nccl-tests' rounds x1, x1.1, x0.9 (median: the sample), dlcomm's
+    x1, x2, x3 (median: x2); wall times of three binaries a round add up."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                          "side-by-side.py")
+    raw = os.path.join(WORK, "sbs")
+    shutil.rmtree(raw, ignore_errors=True)
+    os.makedirs(raw)
+    with open(NT_TEXT) as f:
+        text = f.read()
+
+    def scaled(line, k):
+        w = line.split()
+        if len(w) < 9 or line.lstrip().startswith("#") or not w[0].isdigit():
+            return line
+        w[5] = "%.2f" % (float(w[5]) * k)
+        return " ".join(w)
+    for i, k in enumerate((1.0, 1.1, 0.9)):
+        with open(os.path.join(raw, "nt-all_reduce-%d.txt" % i), "w") as f:
+            f.write("\n".join(scaled(l, k) for l in text.splitlines()) + "\n")
+    a = load(RUN_A)
+    for i, k in enumerate((1, 2, 3)):
+        d = copy.deepcopy(a)
+        for r in d["profiles"][0]["results"]:
+            r["time_us"]["mean"] *= k
+        os.makedirs(os.path.join(raw, "dl-%d" % i))
+        save(d, os.path.join(raw, "dl-%d" % i, "run.json"))
+    with open(os.path.join(raw, "walls.txt"), "w") as f:
+        for i in range(3):
+            for b in ("all_reduce", "all_gather", "broadcast"):
+                f.write("nccl-tests %d %.1f\n" % (i, 2.0))
+            f.write("dlcomm %d %.1f\n" % (i, 1.5 + i))
+    out = os.path.join(WORK, "sbs.json")
+    p = run([sys.executable, script, raw, out], expect=0)
+    res = load(out)
+    nt = {}
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) >= 9 and w[0].isdigit():
+            nt[int(w[0])] = float(w[5])
+    want = {int(r["bytes"]): 2 * r["time_us"]["mean"] for r in a["profiles"][0]["results"]
+            if r["collective"] == "allreduce" and r["placement"] == "out"}
+    got = {r["bytes"]: r for r in res["rows"] if r["collective"] == "allreduce"}
+    if not want or set(want) - set(got):
+        fail("sizes of the sweep missing from the table: %s" % sorted(set(want) - set(got)))
+    for size, t in want.items():
+        r = got[size]
+        if abs(r["dlcomm_us"] - t) > 1e-6 * t or abs(r["nccl_tests_us"] - nt[size]) > 0.006:
+            fail("%d B: %r, expected dlcomm %.3f nccl-tests %.2f" % (size, r, t, nt[size]))
+        if abs(r["ratio"] - t / nt[size]) > 0.01 * r["ratio"]:
+            fail("%d B: ratio %r" % (size, r["ratio"]))
+    if got[4 << 30]["dlcomm_us"] is not None or got[4 << 30]["nccl_tests_us"] != nt[4 << 30]:
+        fail("a size only nccl-tests measured: %r" % got[4 << 30])
+    if res["wall_s"] != {"nccl-tests": 6.0, "dlcomm": 2.5} or abs(res["wall_ratio"] - 2.5 / 6) > 1e-9:
+        fail("wall times: %r %r" % (res["wall_s"], res["wall_ratio"]))
+    if "allreduce" not in p.stdout or "wall (median of rounds)" not in p.stdout:
+        fail("the table or the wall line is missing:\n" + p.stdout)
+    empty = os.path.join(WORK, "sbs-empty")
+    os.makedirs(empty, exist_ok=True)
+    p = run([sys.executable, script, empty], expect=2)
+    if len(p.stderr.strip().splitlines()) != 1 or "no nccl-tests" not in p.stderr:
+        fail("an empty folder: %r" % p.stderr)
+
+
 def case_nccltests():
     """The samples: JSON and text agree; the format is told by content."""
     p, res = cmp_json(NT_JSON, NT_TEXT, expect=0)

@@ -212,6 +212,51 @@ def case_slow(c):
         check(0.99 < ratio < 1.01, "default (no fault) changed: ratio %.3f" % ratio)
 
 
+def straggler_run(c, backend, rank, args):
+    """A 4-rank sweep with DLCOMM_INJECT=slow:RANK; returns run.json and stdout."""
+    cmd = c.mpirun + ["-np", "4", "-x", "DLCOMM_INJECT", c.dlcomm, "sweep", "--backend", backend,
+                      "--out", c.out] + args
+    env = dict(os.environ, DLCOMM_INJECT="slow:%d" % rank)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "%s with slow:%d: exit %d\n%s" % (backend, rank, p.returncode,
+                                                              p.stderr[-2000:]))
+    return c.run_json(), p.stdout
+
+
+def check_named(run, out, rank):
+    """The slow rank, and it alone, is the sweep's straggler, with its host,
+    on stdout (one line) and in run.json; the rows name it too."""
+    named = run.get("stragglers")
+    check(named is not None and [s["rank"] for s in named] == [rank],
+          "stragglers %r, expected rank %d alone" % (named, rank))
+    s = named[0]
+    host = [h["name"] for h in run["fingerprint"]["hosts"] if rank in h["ranks"]]
+    check(host == [s["host"]], "straggler's host %r, the fingerprint says %r" % (s["host"], host))
+    check(s["late_us"] > 0 and 2 * s["rows"] >= s["of_rows"], "straggler figures: %r" % s)
+    lines = [l for l in out.splitlines() if l.startswith("# stragglers:")]
+    check(len(lines) == 1 and ("rank %d (%s)" % (rank, s["host"])) in lines[0],
+          "stdout straggler line: %r" % lines)
+    rows = [r for p in run["profiles"] for r in p["results"]]
+    check(all(len(r["rank_late_us"]) == 4 for r in rows), "rank_late_us missing in a row")
+    check(sum(rank in r["stragglers"] for r in rows) * 2 >= len(rows),
+          "rows naming rank %d: %r" % (rank, [r["stragglers"] for r in rows]))
+
+
+def case_straggler_mpi(c):
+    """4 MPI ranks, rank 2 enters each call late: it is named."""
+    run, out = straggler_run(c, "mpi", 2, ["-c", "allreduce", "-b", "64K", "-e", "1M",
+                                          "--placement", "out", "--no-check"])
+    check_named(run, out, 2)
+
+
+def case_straggler_sim(c):
+    """The sim in 4 workers, rank 1 enters each call late: it is named (the
+    sim's own times are modelled, so its arrivals are from the real wait)."""
+    run, out = straggler_run(c, "sim", 1, ["-c", "allreduce", "-b", "1M", "-e", "16M",
+                                          "--placement", "out", "--no-check"])
+    check_named(run, out, 1)
+
+
 def case_inject_bounds(c):
     """An injection that cannot act is refused before anything is written."""
     for env, want in (({"DLCOMM_INJECT": "hang:5"}, "rank 5 does not exist: this run has 2"),

@@ -137,7 +137,9 @@ def check_row(row, req, n, wrong_rank):
     t = row["time_us"]
     check(0 < t["min"] <= t["p50"] <= t["p95"] <= t["p99"] <= t["max"],
           "%s: percentiles out of order %s" % (key, t))
-    check(t["min"] <= t["mean"] <= t["max"] and t["stdev"] >= 0 and row["avg_us"] > 0,
+    # The mean is the timed batches', the spread a separate pass's (each call
+    # timed on its own, at a cost): the mean need not lie between min and max.
+    check(t["mean"] > 0 and t["stdev"] >= 0 and abs(row["avg_us"] - t["mean"]) <= 1e-9 * t["mean"],
           "%s: mean/stdev/avg_us %s %s" % (key, t, row["avg_us"]))
     algbw = row["bytes"] / (t["mean"] * 1e-6) / 1e9
     check(near(row["algbw_gbps"], algbw, 1e-6), "%s: algbw %s, want %s" % (key, row["algbw_gbps"], algbw))
