@@ -31,6 +31,7 @@ static const dl_opt_t compare_opts[] = {
     {"min-size", 0, DL_OPT_SIZE, "1", "SIZE", "compare only sizes >= SIZE", O(min_size), NULL},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "also write every pair and verdict as JSON", O(json), NULL},
 };
+DL_OPTS_EXPORT("compare", compare_opts)
 #undef O
 
 static const char usage[] =

@@ -59,6 +59,7 @@ static const dl_opt_t pf_opts[] = {
     {"json", 0, DL_OPT_STR, NULL, "FILE", "write every check, scope, suspect and the verdict",
      O(json), NULL},
 };
+DL_OPTS_EXPORT("preflight", pf_opts)
 #undef O
 
 static const char usage[] =
@@ -175,7 +176,7 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
     if (a->baseline && is_rank0()) {
         char *text = NULL;
         if (dl_read_file(a->baseline, &text, NULL) != DL_OK ||
-            !(ps->baseline = cJSON_Parse(text)) ||
+            !(ps->baseline = dl_json_parse_whole(text, strlen(text))) ||
             !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(ps->baseline, "profiles"))) {
             dl_err("--baseline %s: not a readable dlcomm run.json (no \"profiles\")", a->baseline);
             free(text);

@@ -19,6 +19,7 @@ static const dl_opt_t report_opts[] = {
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE",
      "also write RUN's figures for node_exporter's textfile collector", O(prometheus), NULL},
 };
+DL_OPTS_EXPORT("report", report_opts)
 #undef O
 
 static const char usage[] =

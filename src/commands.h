@@ -12,5 +12,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_preflight(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_options(int argc, char **argv); /* hidden: the option tables as JSON */
 
 #endif

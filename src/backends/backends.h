@@ -127,6 +127,9 @@ typedef struct dl_backend_ops {
     void (*describe)(void *ctx, void *json_obj);
     /* What init decided (NULL: the defaults: nranks, one call per unit). */
     void (*traits)(void *ctx, dl_backend_traits_t *t);
+    /* The largest element count one call takes (0: no limit); a sweep that
+     * asks for more is refused before it starts, naming the limit. */
+    uint64_t max_count;
 } dl_backend_ops_t;
 
 extern const dl_backend_ops_t *const dl_backends[];
