@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs what dlcomm needs to build and test on Debian 12 (as root, or with sudo).
 # CUDA and NCCL are optional: the NCCL backend is built when their headers are found.
+# lintian and man-db: the install tests check the .deb and its man page.
 set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 pkgs="build-essential cmake pkg-config openmpi-bin libopenmpi-dev libcjson-dev libhwloc-dev
-      libcmocka-dev gnuplot-nox python3 iproute2 python3-yaml shellcheck"
+      libcmocka-dev gnuplot-nox python3 iproute2 python3-yaml shellcheck
+      lintian man-db chromium python3-websocket fonts-dejavu-core"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

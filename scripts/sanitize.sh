@@ -17,5 +17,7 @@ cmake --build "$out" -j2 >/dev/null
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 cd "$out"
-ctest -L unit -j2 --output-on-failure
-ctest -L hardening -j2 --output-on-failure
+rc=0
+ctest -L unit -j2 --output-on-failure || rc=1
+ctest -L hardening -j2 --output-on-failure || rc=1
+exit $rc

@@ -9,7 +9,7 @@
 
 typedef struct {
     double threshold;
-    const char *metric, *json, *stat;
+    const char *metric, *json, *stat, *html;
     uint64_t min_size;
 } compare_opts_t;
 
@@ -30,6 +30,8 @@ static const dl_opt_t compare_opts[] = {
      "preempted call on a busy host)", O(stat), NULL},
     {"min-size", 0, DL_OPT_SIZE, "1", "SIZE", "compare only sizes >= SIZE", O(min_size), NULL},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "also write every pair and verdict as JSON", O(json), NULL},
+    {"html", 0, DL_OPT_STR, NULL, "FILE",
+     "also write one self-contained HTML page: verdict, differences, pairs, charts", O(html), NULL},
 };
 DL_OPTS_EXPORT("compare", compare_opts)
 #undef O
@@ -74,6 +76,8 @@ int cmd_compare(int argc, char **argv)
         dl_err("compare needs two runs: BASE NEW (see --help)");
         return 2;
     }
+    if (o.html && dl_an_html_check("--html", o.html) != DL_OK)
+        return 2;
     dl_run_t b, n;
     if (dl_an_load(pos[0], &b) != DL_OK)
         return 2;
@@ -95,8 +99,10 @@ int cmd_compare(int argc, char **argv)
     }
     if (o.json && dl_an_cmp_json(o.json, &b, &n, &co, &c) != DL_OK)
         goto out;
+    if (o.html && dl_an_html_compare(o.html, &b, &n, &co, &c) != DL_OK)
+        goto out;
     dl_an_cmp_print(stdout, &b, &n, &co, &c);
-    code = c.count[DL_V_REGRESSION] || c.failed || c.wrong_rows ? 1 : 0;
+    code = dl_an_cmp_regressed(&c);
 out:
     dl_an_cmp_free(&c);
     dl_an_free(&b);

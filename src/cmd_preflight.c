@@ -7,11 +7,14 @@
 
 #include "backends/backends.h"
 #include "commands.h"
+#include "engine/engine.h"
 #include "preflight/preflight.h"
 #include "results/results.h"
+#include "sys/gpus.h"
+#include "sys/sys.h"
 
 typedef struct {
-    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend;
+    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend, *profile;
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
@@ -52,8 +55,12 @@ static const dl_opt_t pf_opts[] = {
     {"gpu", 0, DL_OPT_FLAG, "1", NULL, "GPU health through NVML when present", O(gpu), NULL},
     {"max-temp", 0, DL_OPT_DOUBLE, "85", "C", "GPU temperature above this warns", O(max_temp),
      dl_opt_positive},
-    {"backend", 0, DL_OPT_STR, "mpi", "NAME", "mpi: collectives over host buffers (NCCL over GPUs: dlcomm sweep)",
+    {"backend", 0, DL_OPT_STR, "auto", "NAME",
+     "auto (nccl where a GPU works, else mpi), nccl, mpi or sim; nccl and sim run in worker processes",
      O(backend), NULL},
+    {"profile", 'p', DL_OPT_STR, "ring", "NAME",
+     "nccl, sim: the profile the node, rail and pair scopes run under (ring: NCCL_ALGO=Ring, "
+     "whose figures reflect a link; e.g. ib for the fabric alone)", O(profile), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "120", "SEC", "a step making no progress this long: exit 3",
      O(timeout), dl_opt_positive},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "write every check, scope, suspect and the verdict",
@@ -122,10 +129,6 @@ static dl_status_t parse_modes(const pf_cli_t *a, dl_pf_opts_t *o)
     if (dl_list_parse("scope", a->scopes, scopes, 3, &mask) != DL_OK)
         return DL_ERR_USAGE;
     o->scopes = (int)mask;
-    if (strcmp(a->backend, "mpi") != 0) {
-        dl_err("--backend %s: preflight measures over the mpi backend only (measure NCCL with dlcomm sweep)", a->backend);
-        return DL_ERR_UNAVAILABLE;
-    }
     return DL_OK;
 }
 
@@ -159,13 +162,9 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
                                 .budget_s = budget, .min_iters = 3, .max_iters = 1000,
                                 .check = 1};
     if (a->json) { /* a run is not wasted on a file that cannot be written */
-        char dir[1024];
-        const char *slash = strrchr(a->json, '/');
-        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - a->json) : 1, slash ? a->json : ".");
-        if (dl_dir_writable(dir[0] ? dir : "/") != DL_OK) {
-            dl_err("--json %s: cannot write into %s", a->json, dir[0] ? dir : "/");
-            return DL_ERR_IO;
-        }
+        dl_status_t st = dl_out_file_check("--json", a->json);
+        if (st != DL_OK)
+            return st;
     }
     if (a->system) {
         int nodes, gpn;
@@ -217,6 +216,144 @@ static int finish(const pf_cli_t *a, cJSON *doc, dl_status_t st)
     return code;
 }
 
+/* Where a worker backend's collectives run: one session (worker per rank)
+ * for the world checks under the default profile, one for the scopes under
+ * --profile. */
+typedef struct {
+    const dl_backend_ops_t *be;
+    void *be_opts;
+    dl_profile_t *world_p, *scope_p;
+    int nworld, nscope;
+    dl_session_t *world_s, *scope_s;
+    dl_backend_setup_t setup;
+    char run_dir[1024];
+} pf_workers_t;
+
+/* The backend's own options from preflight's: the shared names mean the same. */
+static dl_status_t backend_opts(const pf_cli_t *a, pf_workers_t *w)
+{
+    const dl_backend_ops_t *be = w->be;
+    w->be_opts = calloc(1, be->opts_size ? be->opts_size : 1);
+    char *args[2] = {"--system", (char *)a->system};
+    int n = 0, help = 0;
+    for (size_t i = 0; a->system && i < be->nopts; i++)
+        if (strcmp(be->opts[i].longname, "system") == 0)
+            n = 2;
+    if (!w->be_opts || dl_opts_parse(be->opts, be->nopts, w->be_opts, n, args, NULL, 0, NULL,
+                                     &help) != DL_OK)
+        return DL_ERR_USAGE;
+    return be->setup ? be->setup(w->be_opts, &w->setup) : DL_OK;
+}
+
+/* Worker logs: beside --json (FILE.workers/), else a folder of its own. */
+static dl_status_t logs_dir(const pf_cli_t *a, int rank, char *dir, size_t len)
+{
+    int st = DL_OK;
+    if (rank == 0) {
+        if (a->json)
+            snprintf(dir, len, "%s.workers", a->json);
+        else
+            snprintf(dir, len, "%s/dlcomm-preflight-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (a->json ? dl_mkdir_p(dir) != DL_OK : !mkdtemp(dir)) {
+            dl_err("cannot create the worker log folder %s", dir);
+            st = DL_ERR_IO;
+        }
+    }
+    MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return (dl_status_t)st;
+}
+
+static dl_status_t workers_open(const pf_cli_t *a, pf_setup_t *ps, pf_workers_t *w, int rank,
+                                int nranks)
+{
+    dl_log_set_mute(rank != 0);
+    dl_status_t st = backend_opts(a, w);
+    if (st == DL_OK)
+        st = dl_profiles_load("default", &w->world_p, &w->nworld);
+    if (st == DL_OK)
+        st = dl_profiles_load(a->profile, &w->scope_p, &w->nscope);
+    if (st == DL_OK && w->nscope != 1) {
+        dl_err("--profile %s: give one profile for the scopes", a->profile);
+        st = DL_ERR_USAGE;
+    }
+    dl_log_set_mute(0);
+    if (st == DL_OK)
+        st = logs_dir(a, rank, w->run_dir, sizeof(w->run_dir));
+    if (st != DL_OK)
+        return st;
+    int lr = 0, ls = 1;
+    dl_sys_local_rank(MPI_COMM_WORLD, &lr, &ls);
+    /* A worker that does not answer in half of --timeout is hung: the
+     * supervisors' own watchdog (the whole of it) never has to act. */
+    dl_session_cfg_t sc = {.be = w->be, .be_opts = w->be_opts, .inject = &ps->o.inject,
+                           .profile = w->world_p, .run_dir = w->run_dir, .rank = rank,
+                           .nranks = nranks, .local_rank = lr, .local_size = ls,
+                           .timeout_s = a->timeout / 2};
+    st = dl_session_open(&sc, &w->world_s);
+    sc.profile = w->scope_p;
+    if (st == DL_OK)
+        st = dl_session_open(&sc, &w->scope_s);
+    ps->o.on_world = (struct dl_pf_backend){&dl_session_ops, w->world_s, w->world_p->name};
+    ps->o.on_scopes = (struct dl_pf_backend){&dl_session_ops, w->scope_s, w->scope_p->name};
+    return st;
+}
+
+static void workers_close(pf_workers_t *w)
+{
+    dl_session_close(w->world_s);
+    dl_session_close(w->scope_s);
+    dl_profiles_free(w->world_p, w->nworld);
+    dl_profiles_free(w->scope_p, w->nscope);
+    free(w->be_opts);
+}
+
+/* The backend, and where its collectives run; exit code or -1 to go on. */
+static int pick(const pf_cli_t *a, pf_setup_t *ps, pf_workers_t *w, int rank, int nranks)
+{
+    w->be = dl_backend_pick(a->backend, rank == 0);
+    if (!w->be)
+        return 2;
+    dl_log_set_mute(rank != 0);
+    dl_status_t st = dl_inject_validate(&ps->o.inject, w->be, nranks);
+    if (st == DL_OK && !dl_backend_has(w->be, DL_CAP_WORKER) && strcmp(a->profile, "ring") != 0) {
+        dl_err("--profile needs a worker backend (nccl, sim): the %s backend runs in the MPI "
+               "ranks, whose settings are fixed at launch", w->be->name);
+        st = DL_ERR_USAGE;
+    }
+    dl_log_set_mute(0);
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    /* More ranks than GPUs on a host: refused before anything is checked or written. */
+    if (dl_backend_has(w->be, DL_CAP_DEVICE) && dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi"))
+        return 2;
+    ps->o.modelled = dl_backend_has(w->be, DL_CAP_MODELLED);
+    if (!dl_backend_has(w->be, DL_CAP_WORKER)) {
+        ps->o.on_world = ps->o.on_scopes = (struct dl_pf_backend){w->be, NULL, w->be->name};
+        return -1;
+    }
+    st = workers_open(a, ps, w, rank, nranks);
+    return st == DL_OK ? -1 : dl_status_exit_code(st);
+}
+
+static void doc_backend(cJSON *doc, const pf_setup_t *ps, const pf_workers_t *w)
+{
+    cJSON *b = cJSON_AddObjectToObject(doc, "backend");
+    cJSON_AddStringToObject(b, "name", w->be->name);
+    cJSON_AddBoolToObject(b, "modelled", dl_backend_has(w->be, DL_CAP_MODELLED));
+    cJSON_AddBoolToObject(b, "workers", dl_backend_has(w->be, DL_CAP_WORKER));
+    cJSON_AddStringToObject(b, "world_profile", ps->o.on_world.profile);
+    cJSON_AddStringToObject(b, "scope_profile", ps->o.on_scopes.profile);
+    if (w->run_dir[0])
+        cJSON_AddStringToObject(b, "worker_logs", w->run_dir);
+    if (w->setup.system[0])
+        cJSON_AddStringToObject(b, "system", w->setup.system);
+    const char *info = w->world_s ? dl_session_info(w->world_s) : NULL;
+    cJSON *i = info ? cJSON_Parse(info) : NULL;
+    if (i)
+        cJSON_AddItemToObject(b, "info", i);
+}
+
 int cmd_preflight(int argc, char **argv)
 {
     pf_cli_t a = {0};
@@ -235,16 +372,27 @@ int cmd_preflight(int argc, char **argv)
     if (st != DL_OK)
         return dl_status_exit_code(st);
 
-    int provided, rank;
+    int provided, rank, nranks;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal
      * locking on, which slows the small collectives measured here. */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    cJSON *doc = rank == 0 ? doc_new(&a, argc - 1, argv + 1) : NULL;
-    st = dl_preflight_run(&ps.o, dl_backend_find("mpi"), MPI_COMM_WORLD, doc);
-    int code = rank == 0 ? finish(&a, doc, st) : dl_status_exit_code(st);
-    cJSON_Delete(doc);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    pf_workers_t w;
+    memset(&w, 0, sizeof(w));
+    int code = pick(&a, &ps, &w, rank, nranks);
+    if (code < 0) {
+        dl_engine_signals_install();
+        cJSON *doc = rank == 0 ? doc_new(&a, argc - 1, argv + 1) : NULL;
+        st = dl_preflight_run(&ps.o, MPI_COMM_WORLD, doc);
+        if (doc)
+            doc_backend(doc, &ps, &w);
+        code = rank == 0 ? finish(&a, doc, st) : dl_status_exit_code(st);
+        cJSON_Delete(doc);
+    }
+    if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))
+        workers_close(&w);
     cJSON_Delete(ps.baseline);
     MPI_Finalize();
     return code;

@@ -39,24 +39,40 @@ static void print_one(const dl_profile_t *p)
     printf("%-12s env: %s\n", "", n ? env : "(none)");
 }
 
+static const char usage[] =
+    "usage: dlcomm profiles [FILE.json...]\n\n"
+    "Lists the profiles in the search path, or checks the files named, and says which\n"
+    "folders it searched: $DLCOMM_PROFILES (colon-separated) first, then the source tree's\n"
+    "topologies/profiles for a build tree, then the installed share/dlcomm/profiles.\n"
+    "The profile default needs no file. Use them with 'dlcomm sweep -p NAME,PATH.json,...'.";
+
+static void print_searched(void)
+{
+    char dirs[8][1024];
+    int nd = dl_data_dirs("DLCOMM_PROFILES", "profiles", dirs, 8);
+    printf("# searched:%s", nd ? "" : " (no folder found; only the built-in default)");
+    for (int d = 0; d < nd; d++)
+        printf(" %s", dirs[d]);
+    printf("\n");
+}
+
 int cmd_profiles(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: dlcomm profiles [FILE.json...]\n\n"
-               "Lists the profiles in the search path ($DLCOMM_PROFILES, then topologies/profiles\n"
-               "beside the executable), or checks the files named. Use them with\n"
-               "'dlcomm sweep -p NAME,PATH.json,...'.\n");
-        return 0;
-    }
+    char *files[64];
+    int nfiles = 0;
+    int code = dl_opts_command(NULL, 0, NULL, argc - 1, argv + 1, files, 64, &nfiles, usage);
+    if (code >= 0)
+        return code;
     dl_profile_t *ps = NULL;
     int n = 0;
     dl_status_t st = DL_OK;
-    if (argc > 1) {
-        ps = calloc((size_t)argc, sizeof(*ps));
-        for (int i = 1; i < argc && st == DL_OK; i++)
-            if ((st = dl_profile_load_file(argv[i], &ps[n])) == DL_OK)
+    if (nfiles) {
+        ps = calloc((size_t)nfiles, sizeof(*ps));
+        for (int i = 0; i < nfiles && st == DL_OK; i++)
+            if ((st = dl_profile_load_file(files[i], &ps[n])) == DL_OK)
                 n++;
     } else {
+        print_searched();
         st = dl_profiles_list_all(&ps, &n);
     }
     printf("%-12s %-32s %-11s %s\n", "# name", "intent", "applies", "description");

@@ -5,10 +5,11 @@
 
 #include "analysis/analysis.h"
 #include "commands.h"
+#include "engine/engine.h" /* dl_data_find: system descriptions */
 
 typedef struct {
     int json;
-    const char *baseline, *prometheus;
+    const char *baseline, *prometheus, *html, *system;
 } report_opts_t;
 
 #define O(f) offsetof(report_opts_t, f)
@@ -18,12 +19,18 @@ static const dl_opt_t report_opts[] = {
      "a single-node run, to judge hierarchical all-reduce for a multi-node RUN", O(baseline), NULL},
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE",
      "also write RUN's figures for node_exporter's textfile collector", O(prometheus), NULL},
+    {"html", 0, DL_OPT_STR, NULL, "FILE",
+     "also write one self-contained HTML page: header, charts, these tables", O(html), NULL},
+    {"system", 0, DL_OPT_STR, NULL, "NAME|FILE",
+     "the system description of RUN's hardware, for the line rate in the charts "
+     "(default: the one a sim run modelled)", O(system), NULL},
 };
 DL_OPTS_EXPORT("report", report_opts)
 #undef O
 
 static const char usage[] =
-    "usage: dlcomm report RUN [--json] [--baseline RUN1] [--prometheus FILE]\n\n"
+    "usage: dlcomm report RUN [--json] [--baseline RUN1] [--prometheus FILE] [--html FILE]\n"
+    "       [--system NAME|FILE]\n\n"
     "RUN: dlcomm run.json, nccl-tests -J JSON or nccl-tests text output. Per collective\n"
     "and profile: peak busbw, the smallest sizes reaching 50% and 90% of it, the latency\n"
     "floor (fastest call up to 64 KiB); the best profile per size band (< 64 KiB,\n"
@@ -43,6 +50,13 @@ int cmd_report(int argc, char **argv)
         dl_err("report needs one run (see --help)");
         return 2;
     }
+    char sys[1024];
+    if (o.system && dl_data_find("DLCOMM_SYSTEMS", "systems", o.system, sys, sizeof(sys)) != DL_OK) {
+        dl_err("--system %s: no such file (names are looked up in topologies/systems)", o.system);
+        return 2;
+    }
+    if (o.html && dl_an_html_check("--html", o.html) != DL_OK)
+        return 2;
     dl_run_t r, b;
     int have_base = 0;
     if (dl_an_load(pos[0], &r) != DL_OK)
@@ -57,6 +71,11 @@ int cmd_report(int argc, char **argv)
     dl_status_t st = DL_OK;
     if (o.prometheus)
         st = dl_an_prometheus(o.prometheus, &r);
+    if (st == DL_OK && o.html) {
+        dl_line_t line;
+        dl_an_run_line(&r, o.system ? sys : NULL, &line);
+        st = dl_an_html_report(o.html, &r, have_base ? &b : NULL, &line);
+    }
     if (st == DL_OK)
         st = dl_an_report(stdout, &r, have_base ? &b : NULL, o.json);
     if (have_base)

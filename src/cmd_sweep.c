@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "measure/measure.h"
 #include "results/results.h"
+#include "sys/gpus.h"
 #include "sys/sys.h"
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
     int check, quiet, overwrite;
     int plot;               /* charts into the run folder at the end */
     const char *prometheus; /* node_exporter textfile at the end */
+    const char *html;       /* the report page at the end */
 } sweep_opts_t;
 
 static const char *pos_long(const void *f) { return *(const long *)f > 0 ? NULL : "must be > 0"; }
@@ -73,6 +75,8 @@ static const dl_opt_t sweep_opts[] = {
      O(plot), NULL},
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE", "write the figures for node_exporter's textfile collector",
      O(prometheus), NULL},
+    {"html", 0, DL_OPT_STR, NULL, "FILE", "write the report's HTML page of the run at the end",
+     O(html), NULL},
 };
 DL_OPTS_EXPORT("sweep", sweep_opts)
 #undef O
@@ -523,6 +527,8 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     dl_log_set_mute(0);
     if (st != DL_OK)
         return dl_status_exit_code(st);
+    if (dl_backend_has(be, DL_CAP_DEVICE) && dl_gpus_check(world, 0, "or --backend mpi"))
+        return 2; /* more ranks than GPUs on a host: every rank agreed, nothing written */
     int workers = dl_backend_has(be, DL_CAP_WORKER), modelled = dl_backend_has(be, DL_CAP_MODELLED);
     sweep_inputs_t in;
     st = load_inputs(cli, be, rank, &in);
@@ -565,7 +571,7 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
         if (io == DL_OK && !o->quiet)
             printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
         if (io == DL_OK) /* charts and the Prometheus file come from what was written */
-            io = dl_an_after_sweep(dir, o->plot, o->prometheus);
+            io = dl_an_after_sweep(dir, o->plot, o->prometheus, o->html);
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
                    (unsigned long long)out.wrong, dir);
@@ -608,6 +614,8 @@ int cmd_sweep(int argc, char **argv)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
     if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
         st = dl_an_sweep_check(o->plot, o->prometheus, o->out);
+    if (st == DL_OK && !help && parse_rank0_only() && o->html)
+        st = dl_an_html_check("--html", o->html);
     dl_log_set_mute(0);
     if (help)
         dl_opts_help(stdout, usage, cli.set.opts, cli.set.n);

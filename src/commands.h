@@ -10,6 +10,7 @@ int cmd_worker(int argc, char **argv); /* hidden: started by sweep */
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_preflight(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_options(int argc, char **argv); /* hidden: the option tables as JSON */

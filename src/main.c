@@ -1,8 +1,11 @@
 /* dlcomm: collective-communication test harness. Dispatches subcommands. */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "engine/engine.h"
 #include "util/util.h"
 #include "version.h"
 
@@ -14,17 +17,22 @@ typedef struct {
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
+static int cmd_man(int argc, char **argv);
+static int cmd_complete(int argc, char **argv);
 
 static const dl_cmd_t commands[] = {
     {"sweep", cmd_sweep, "measure collectives over sizes, dtypes and profiles"},
     {"compare", cmd_compare, "compare two runs: regressions beyond the noise, exit 1 on any"},
     {"plot", cmd_plot, "gnuplot charts of busbw and time against size"},
+    {"history", cmd_history, "every run under some folders: trends, version changes, last verdict"},
     {"report", cmd_report, "peaks, saturation sizes, best profiles, Horovod and NCCL advice"},
     {"preflight", cmd_preflight, "pass/fail checks before a job, naming the host at fault"},
     {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
     {"profiles", cmd_profiles, "list the NCCL-settings profiles a sweep can run"},
     {"__worker", cmd_worker, NULL},
-    {"__options", cmd_options, NULL},
+    {"__options", cmd_options, NULL},   /* the option tables as JSON, for the tests */
+    {"__man", cmd_man, NULL},           /* the build writes dlcomm.1 with it */
+    {"__complete", cmd_complete, NULL}, /* bash completion asks it */
     {"version", cmd_version, "print the version and what this build supports"},
     {"help", cmd_help, "this text"},
 };
@@ -42,17 +50,7 @@ static int cmd_version(int argc, char **argv)
 {
     if (no_args("version", argc, argv))
         return 2;
-    printf("dlcomm %s\n", DL_VERSION);
-#ifdef DL_HAVE_SIM
-    const char *sim = " sim";
-#else
-    const char *sim = "";
-#endif
-#ifdef DL_HAVE_NCCL
-    printf("backends: mpi nccl%s\n", sim);
-#else
-    printf("backends: mpi%s\n", sim);
-#endif
+    dl_versions_print(stdout);
     return 0;
 }
 
@@ -72,6 +70,113 @@ static int cmd_help(int argc, char **argv)
     if (no_args("help", argc, argv))
         return 2;
     help_text(stdout);
+    return 0;
+}
+
+/* A command's own --help, in the style set (roff or words). */
+static void command_help(const dl_cmd_t *c, dl_help_style_t style)
+{
+    char name[32], help[] = "--help";
+    snprintf(name, sizeof(name), "%s", c->name);
+    char *argv[] = {name, help, NULL};
+    dl_opts_help_style(style);
+    fflush(stdout);
+    c->fn(2, argv);
+    fflush(stdout);
+    dl_opts_help_style(DL_HELP_TEXT);
+}
+
+static int visible_with_options(const dl_cmd_t *c)
+{
+    return c->help && c->fn != cmd_help && c->fn != cmd_version;
+}
+
+static void roff(const char *s)
+{
+    dl_roff_line(stdout, s, strlen(s));
+}
+
+/* dlcomm(1), from the tables that drive every --help: the build runs this,
+ * so the page and the program cannot disagree. */
+static int cmd_man(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    printf(".TH DLCOMM 1 \"\" \"dlcomm %s\" \"User Commands\"\n", dl_version());
+    printf(".SH NAME\ndlcomm \\- collective\\-communication benchmark and cluster health tool\n");
+    printf(".SH SYNOPSIS\n\\fBmpirun \\-np\\fR \\fIN\\fR \\fBdlcomm\\fR \\fIcommand\\fR "
+           "[\\fIoptions\\fR]\n.SH DESCRIPTION\n");
+    printf("dlcomm measures the collectives distributed training depends on over MPI, NCCL or a\n"
+           "model of a system, checks every result, and checks hosts before a job.\n"
+           "Its commands:\n");
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        if (commands[i].help) {
+            printf(".TP\n\\fB");
+            roff(commands[i].name);
+            printf("\\fR\n");
+            roff(commands[i].help);
+            printf("\n");
+        }
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        if (visible_with_options(&commands[i])) {
+            printf(".SH \"DLCOMM ");
+            for (const char *c = commands[i].name; *c; c++)
+                putchar(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+            printf("\"\n");
+            command_help(&commands[i], DL_HELP_ROFF);
+        }
+    printf(".SH \"EXIT STATUS\"\n.TP\n0\nall good\n.TP\n1\na check failed (wrong data, "
+           "regression, pre\\-flight)\n.TP\n2\nbad usage or input\n.TP\n3\nthe run broke "
+           "(communication error, timeout)\n");
+    printf(".SH ENVIRONMENT\n.TP\n\\fBDLCOMM_PROFILES\\fR, \\fBDLCOMM_SYSTEMS\\fR\n"
+           "colon\\-separated folders searched first for profile and system names\n");
+    printf(".SH FILES\n.TP\n\\fIPREFIX/share/dlcomm/profiles\\fR, "
+           "\\fIPREFIX/share/dlcomm/systems\\fR\n"
+           "the shipped profiles and system descriptions, beside \\fIPREFIX/bin/dlcomm\\fR "
+           "(\\fBdlcomm profiles\\fR names the folders it searched)\n");
+    printf(".SH \"SEE ALSO\"\n\\fBmpirun\\fR(1)\n");
+    return 0;
+}
+
+static void list_names(const char *envvar, const char *sub)
+{
+    char dirs[8][1024];
+    int nd = dl_data_dirs(envvar, sub, dirs, 8);
+    if (strcmp(sub, "profiles") == 0)
+        printf("default\n"); /* built in */
+    for (int d = 0; d < nd; d++) {
+        DIR *dh = opendir(dirs[d]);
+        struct dirent *de;
+        while (dh && (de = readdir(dh))) {
+            size_t l = strlen(de->d_name);
+            if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0)
+                printf("%.*s\n", (int)(l - 5), de->d_name);
+        }
+        if (dh)
+            closedir(dh);
+    }
+}
+
+/* What bash completion offers: commands, a command's options, profile and
+ * system names (asked at completion time, so the user's folders count). */
+static int cmd_complete(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+    if (strcmp(what, "commands") == 0) {
+        for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+            if (commands[i].help)
+                printf("%s\n", commands[i].name);
+    } else if (strcmp(what, "options") == 0 && argc > 2) {
+        for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+            if (strcmp(commands[i].name, argv[2]) == 0 && visible_with_options(&commands[i]))
+                command_help(&commands[i], DL_HELP_WORDS);
+    } else if (strcmp(what, "profiles") == 0) {
+        list_names("DLCOMM_PROFILES", "profiles");
+    } else if (strcmp(what, "systems") == 0) {
+        list_names("DLCOMM_SYSTEMS", "systems");
+    } else {
+        dl_err("__complete commands | options COMMAND | profiles | systems");
+        return 2;
+    }
     return 0;
 }
 

@@ -1,13 +1,14 @@
 /* What a sweep does with its run once run.json is written (rank 0 only):
- * charts into the run folder (--plot), the Prometheus file (--prometheus). */
+ * charts into the run folder (--plot), the Prometheus file (--prometheus),
+ * the HTML page (--html). */
 #include "analysis.h"
 
 #include <stdio.h>
 #include <string.h>
 
-dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom)
+dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const char *html)
 {
-    if (!plot && !prom)
+    if (!plot && !prom && !html)
         return DL_OK;
     char path[1100];
     snprintf(path, sizeof(path), "%s/run.json", dir);
@@ -17,6 +18,11 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom)
         return st;
     if (prom)
         st = dl_an_prometheus(prom, &r);
+    if (html) { /* the line rate of the system a sim run modelled */
+        dl_line_t line;
+        dl_an_run_line(&r, NULL, &line);
+        st = dl_status_worse(st, dl_an_html_report(html, &r, NULL, &line));
+    }
     if (plot) {
         dl_run_t *runs[1] = {&r};
         dl_plot_opts_t o = {.outdir = dir, .format = "png"};

@@ -34,6 +34,11 @@ typedef struct {
     int modelled;
     /* Algorithm and protocol the profile forces ("" when not forced). */
     char algo[32], proto[32];
+    /* dlcomm runs: the backend, what NCCL said it used ("P2P 8 channels;
+     * network IB; GDR"), the contradictions with the profile ("rank 1: ...;
+     * ..."), the sim's system name and modelled nodes ("" / 0: unknown). */
+    char backend[16], used[160], contra[512], system[64];
+    int sim_nodes;
 } dl_prof_t;
 
 typedef enum { DL_FMT_DLCOMM, DL_FMT_NCCLT_JSON, DL_FMT_NCCLT_TEXT } dl_fmt_t;
@@ -50,6 +55,8 @@ typedef struct {
     int nhosts, ranks;
     char tool[48];        /* "dlcomm 0.1.0", "nccl-tests 2.19.6" */
     char nccl[32], cuda[32], driver[32], mpi[64], started[32];
+    char kernel[96], gpu[96]; /* rank 0's host kernel; the GPU a worker reported */
+    char system[512];         /* sim: the system description the sweep modelled */
 } dl_run_t;
 
 const char *dl_fmt_name(dl_fmt_t f);
@@ -149,6 +156,13 @@ typedef struct {
 dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
                           dl_cmp_t *out);
 void dl_an_cmp_free(dl_cmp_t *c);
+/* The pairs, regressions first, then by change, worst first (all 0: the
+ * unchanged ones left out); caller frees the array. */
+const dl_pair_t **dl_an_cmp_sorted(const dl_cmp_t *c, int all, size_t *nv);
+/* The verdict of the whole comparison: 1 a regression (a pair, a profile
+ * that no longer finishes, wrong elements in new), else 0. */
+int dl_an_cmp_regressed(const dl_cmp_t *c);
+const char *dl_an_metric_name(dl_metric_t m);
 void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
                      const dl_cmp_t *c);
 dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *n,
@@ -168,23 +182,119 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
 
 /* ---- report ---- */
 
-/* Prints the report (text) or writes JSON to f; baseline: a single-node run
- * for the hierarchical all-reduce advice (NULL when none). */
+/* The report's figures, computed once and rendered as text, JSON or HTML. */
+#define DL_NBANDS 3
+typedef struct {
+    const char *name;   /* "< 64 KiB" */
+    uint64_t lo, hi;    /* lo <= bytes < hi */
+    int best, second;   /* curve indices, -1: none */
+    double sc_best, sc_second; /* geometric-mean time, us */
+    int nsizes;
+} dl_rep_band_t;
+
+typedef struct {
+    char coll[64];
+    char (*names)[64];  /* profile of each curve */
+    dl_curve_t *cv;
+    size_t ncv;
+    dl_rep_band_t bands[DL_NBANDS];
+} dl_rep_coll_t;
+
+typedef enum { DL_ADV_HOROVOD, DL_ADV_NCCL } dl_adv_section_t;
+typedef struct {
+    dl_adv_section_t section;
+    char name[64], value[64]; /* value "" : not judged */
+    char why[1024];
+} dl_advice_t;
+
+typedef struct {
+    int modelled;
+    dl_rep_coll_t *colls;
+    size_t ncolls;
+    dl_advice_t *adv;
+    size_t nadv, advcap;
+} dl_report_t;
+
+/* baseline: a single-node run for the hierarchical all-reduce advice (NULL
+ * when none). */
+dl_status_t dl_an_report_make(const dl_run_t *r, const dl_run_t *baseline, dl_report_t *out);
+void dl_an_report_free(dl_report_t *rep);
+/* Prints the report (text) or writes JSON to f. */
 dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, int json);
 
 /* Internal to report: distinct profile (profiles 1) or collective names in
- * order of appearance; the advice section (text to f, or into JSON j). */
-struct cJSON;
+ * order of appearance; the advice (appended to rep->adv). */
 size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
-void dl_an_advice(FILE *f, struct cJSON *j, const dl_run_t *r, const dl_run_t *baseline);
+dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *baseline);
+
+/* ---- history ---- */
+
+typedef struct {
+    const dl_run_t *run;
+    char profile[64];
+    char key[320];    /* "hosts|profile": the group */
+    double t;         /* started, Unix seconds */
+} dl_hist_run_t;
+
+typedef struct {
+    dl_run_t *runs;
+    size_t nruns, cap, skipped;
+    dl_hist_run_t *ent; /* one per (run, profile), by group then time */
+    size_t nent, ngroups;
+} dl_hist_t;
+
+typedef struct {
+    size_t count[4], npairs, wrong;
+    int failed, regressed;
+} dl_hist_verdict_t;
+
+/* Every run under the folders (or files) given; one line and DL_ERR_INPUT
+ * when a path does not exist or no run is found. */
+dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h);
+void dl_an_history_free(dl_hist_t *h);
+void dl_an_history_changes(const dl_run_t *a, const dl_run_t *b, char *buf, size_t len);
+size_t dl_an_history_sizes(const dl_hist_run_t *last, const char *coll, uint64_t *out);
+double dl_an_history_bw(const dl_hist_run_t *e, const char *coll, uint64_t bytes, double *time_us);
+dl_status_t dl_an_history_verdict(const dl_hist_run_t *prev, const dl_hist_run_t *last,
+                                  dl_hist_verdict_t *v);
+/* The collective a group's trends follow: all-reduce when it has one. */
+const char *dl_an_history_coll(const dl_hist_run_t *last, char *buf, size_t len);
+/* Text to f; with html, also the page. */
+dl_status_t dl_an_history_print(FILE *f, const dl_hist_t *h);
+dl_status_t dl_an_html_history(const char *path, const dl_hist_t *h);
+
+/* ---- HTML pages (html*.c, svg.c) ---- */
+
+/* The busbw a system's links allow (the level a chart draws), from a system
+ * description (topologies/systems): inside a node NVLink (else PCIe, else
+ * shared memory), between nodes the node's NICs together (else TCP), the
+ * lower of the two. gbps NAN when unknown. */
+typedef struct {
+    double gbps;
+    char label[192];
+} dl_line_t;
+dl_status_t dl_an_line_rate(const char *system_file, int nodes, dl_line_t *out);
+/* The line of the system r says it modelled (sim), or of system_file when
+ * given (a measured run's hardware); NAN when neither is known. */
+void dl_an_run_line(const dl_run_t *r, const char *system_file, dl_line_t *out);
+
+/* One self-contained page each, written atomically to path. */
+dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_t *baseline,
+                              const dl_line_t *line);
+dl_status_t dl_an_html_compare(const char *path, const dl_run_t *b, const dl_run_t *n,
+                               const dl_cmp_opts_t *o, const dl_cmp_t *c);
+/* A path --html may write: not empty, not a folder, its folder writable
+ * (checked before any work, so a bad path costs nothing). */
+dl_status_t dl_an_html_check(const char *opt, const char *path);
 
 /* ---- Prometheus (node_exporter textfile collector) ---- */
 
 dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
 
 /* What sweep calls on rank 0 once run.json is in dir: plot into dir when
- * plot is set, write the Prometheus file when prom is not NULL. */
-dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom);
+ * plot is set, write the Prometheus file when prom is not NULL, the report
+ * page when html is not NULL. */
+dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const char *html);
 /* Before a sweep starts: gnuplot present for --plot, the --prometheus
  * file's folder writable (or the run folder outdir, made later). One line
  * and DL_ERR_* when not. */

@@ -204,6 +204,11 @@ dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opt
     return DL_OK;
 }
 
+int dl_an_cmp_regressed(const dl_cmp_t *c)
+{
+    return c->count[DL_V_REGRESSION] || c->failed || c->wrong_rows;
+}
+
 void dl_an_cmp_free(dl_cmp_t *c)
 {
     free(c->pairs);

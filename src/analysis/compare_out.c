@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *metric_name(dl_metric_t m) { return m == DL_M_BUSBW ? "busbw" : "time"; }
+const char *dl_an_metric_name(dl_metric_t m) { return m == DL_M_BUSBW ? "busbw" : "time"; }
 static const char *metric_unit(dl_metric_t m) { return m == DL_M_BUSBW ? "GB/s" : "us"; }
 
 /* Worst first: regressions by change, then the rest by change. */
@@ -30,7 +30,7 @@ static void pair_line(FILE *f, const dl_pair_t *p, int merged)
         snprintf(spread, sizeof(spread), "unknown");
     fprintf(f, "  %-11s %-14s %-13s %-8s %-6s %-3s %9s %5d  %s %10.4g -> %-10.4g %+7.1f%%  spread %s\n",
             dl_verdict_str(p->verdict), merged ? "(one each)" : r->profile, r->collective,
-            r->dtype, r->op, r->placement, sz, r->ranks, metric_name(p->metric), p->vb, p->vn,
+            r->dtype, r->op, r->placement, sz, r->ranks, dl_an_metric_name(p->metric), p->vb, p->vn,
             (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread);
 }
 
@@ -50,17 +50,24 @@ static void print_header(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl
         fprintf(f, "regression: profiles that no longer finish: %s\n", c->failures);
 }
 
+const dl_pair_t **dl_an_cmp_sorted(const dl_cmp_t *c, int all, size_t *nv)
+{
+    const dl_pair_t **v = malloc((c->npairs + 1) * sizeof(*v));
+    *nv = 0;
+    for (size_t i = 0; v && i < c->npairs; i++)
+        if (all || c->pairs[i].verdict != DL_V_UNCHANGED)
+            v[(*nv)++] = &c->pairs[i];
+    if (v)
+        qsort(v, *nv, sizeof(*v), by_worst);
+    return v;
+}
+
 void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
                      const dl_cmp_t *c)
 {
     print_header(f, b, n, c);
-    const dl_pair_t **v = malloc((c->npairs + 1) * sizeof(*v));
-    size_t nv = 0;
-    for (size_t i = 0; v && i < c->npairs; i++)
-        if (c->pairs[i].verdict != DL_V_UNCHANGED)
-            v[nv++] = &c->pairs[i];
-    if (v)
-        qsort(v, nv, sizeof(*v), by_worst);
+    size_t nv;
+    const dl_pair_t **v = dl_an_cmp_sorted(c, 0, &nv);
     if (nv)
         fprintf(f, "\n  %-11s %-14s %-13s %-8s %-6s %-3s %9s %5s  %s\n", "verdict", "profile",
                 "collective", "dtype", "op", "pl", "size", "ranks", "metric base -> new change");
@@ -73,7 +80,7 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
     dl_size_format(o->min_size, minsz, sizeof(minsz));
     fprintf(f, "\ncompared %zu rows by %s (threshold %.3g%%, sizes >= %s): %zu regression, "
                "%zu improvement, %zu unchanged, %zu noise\n",
-            c->npairs, metric_name(o->metric), o->threshold * 100, minsz,
+            c->npairs, dl_an_metric_name(o->metric), o->threshold * 100, minsz,
             c->count[DL_V_REGRESSION], c->count[DL_V_IMPROVEMENT], c->count[DL_V_UNCHANGED],
             c->count[DL_V_NOISE]);
     if (c->fallback)
@@ -98,7 +105,7 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
         dl_size_format(r->bytes, sz, sizeof(sz));
         fprintf(f, "worst: %s %s %s %s %s, profile %s: %s %.4g -> %.4g %s (%.1f%% worse)\n",
                 r->collective, r->dtype, r->op, dl_an_place_name(r->placement), sz, r->profile,
-                metric_name(v[i]->metric), v[i]->vb, v[i]->vn, metric_unit(v[i]->metric),
+                dl_an_metric_name(v[i]->metric), v[i]->vb, v[i]->vn, metric_unit(v[i]->metric),
                 v[i]->change * 100);
     }
     free(v);
@@ -128,7 +135,7 @@ static cJSON *pair_obj(const dl_pair_t *p)
     cJSON_AddStringToObject(o, "placement", r->placement);
     cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
     cJSON_AddNumberToObject(o, "ranks", r->ranks);
-    cJSON_AddStringToObject(o, "metric", metric_name(p->metric));
+    cJSON_AddStringToObject(o, "metric", dl_an_metric_name(p->metric));
     cJSON_AddNumberToObject(o, "base", p->vb);
     cJSON_AddNumberToObject(o, "new", p->vn);
     cJSON_AddNumberToObject(o, "worse_pct", p->change * 100);
@@ -147,7 +154,7 @@ dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *
     cJSON_AddNumberToObject(doc, "schema", 1);
     cJSON_AddItemToObject(doc, "base", run_obj(b));
     cJSON_AddItemToObject(doc, "new", run_obj(n));
-    cJSON_AddStringToObject(doc, "metric", metric_name(o->metric));
+    cJSON_AddStringToObject(doc, "metric", dl_an_metric_name(o->metric));
     cJSON_AddNumberToObject(doc, "threshold_pct", o->threshold * 100);
     cJSON_AddNumberToObject(doc, "min_bytes", (double)o->min_size);
     cJSON_AddStringToObject(doc, "stat", o->use_p50 ? "p50" : "mean");

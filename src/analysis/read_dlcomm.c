@@ -48,6 +48,8 @@ static void read_fingerprint(const cJSON *run, dl_run_t *out)
         out->nhosts = (int)nodes;
     if (isfinite(ranks) && ranks > 0 && ranks < 1e7)
         out->ranks = (int)ranks;
+    snprintf(out->kernel, sizeof(out->kernel), "%s",
+             str_of(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fp, "hosts"), 0), "kernel", ""));
     const cJSON *mpi = cJSON_GetObjectItemCaseSensitive(fp, "mpi");
     snprintf(out->mpi, sizeof(out->mpi), "%s", str_of(mpi, "library", ""));
     version_of(fp, "nccl", out->nccl, sizeof(out->nccl));
@@ -58,6 +60,7 @@ static void read_fingerprint(const cJSON *run, dl_run_t *out)
     snprintf(out->tool, sizeof(out->tool), "%s %s", str_of(run, "tool", "dlcomm"),
              str_of(run, "tool_version", "?"));
     snprintf(out->started, sizeof(out->started), "%s", str_of(run, "started", ""));
+    snprintf(out->system, sizeof(out->system), "%s", str_of(run, "system", ""));
 }
 
 /* NCCL_ALGO / NCCL_PROTO from the profile's env, else from its name. */
@@ -79,6 +82,40 @@ static void read_forced(const cJSON *p, dl_prof_t *pr)
     for (i = 0; !pr->proto[0] && i < DL_ARRAY_SIZE(protos); i++)
         if (strstr(lower, protos[i]))
             snprintf(pr->proto, sizeof(pr->proto), "%s", protos[i]);
+}
+
+/* What NCCL said it used, the contradictions with the profile, and what
+ * the backend reported (GPU, versions, the sim's system). */
+static void read_observed(const cJSON *p, dl_prof_t *pr, dl_run_t *out)
+{
+    const cJSON *bi = cJSON_GetObjectItemCaseSensitive(p, "backend_info");
+    const cJSON *ot = cJSON_GetObjectItemCaseSensitive(p, "observed_transports");
+    snprintf(pr->backend, sizeof(pr->backend), "%s", str_of(p, "backend", ""));
+    snprintf(pr->system, sizeof(pr->system), "%s", str_of(bi, "system", ""));
+    double mn = num_of(bi, "modelled_nodes");
+    pr->sim_nodes = mn >= 1 && mn < 1e6 ? (int)mn : 0;
+    if (!out->gpu[0])
+        snprintf(out->gpu, sizeof(out->gpu), "%s", str_of(bi, "gpu", ""));
+    size_t n = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(ot, "transports"))
+        if (cJSON_IsNumber(t) && n < sizeof(pr->used))
+            n += (size_t)snprintf(pr->used + n, sizeof(pr->used) - n, "%s%s %g", n ? ", " : "",
+                                  t->string, t->valuedouble);
+    const char *net = str_of(ot, "network", "");
+    if (ot && n < sizeof(pr->used))
+        snprintf(pr->used + n, sizeof(pr->used) - n, "%s%s%s%s", n ? " channels" : "no channels",
+                 net[0] ? "; network " : "", net,
+                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ot, "gdr")) ? "; GDR" : "");
+    n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "transport_contradictions"))
+    {
+        double rk = num_of(c, "rank");
+        if (n < sizeof(pr->contra))
+            n += (size_t)snprintf(pr->contra + n, sizeof(pr->contra) - n, "%srank %g: %s",
+                                  n ? "; " : "", rk, str_of(c, "reason", "?"));
+    }
 }
 
 static dl_status_t read_result(const cJSON *o, const dl_prof_t *pr, dl_run_t *out)
@@ -139,6 +176,7 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         snprintf(pr->reason, sizeof(pr->reason), "%s", str_of(p, "reason", ""));
         pr->modelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "modelled"));
         read_forced(p, pr);
+        read_observed(p, pr, out);
         if (!out->nccl[0]) /* what NCCL itself said, when the fingerprint does not */
             version_of(cJSON_GetObjectItemCaseSensitive(p, "observed_transports"), "nccl_version",
                        out->nccl, sizeof(out->nccl));

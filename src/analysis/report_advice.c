@@ -1,34 +1,36 @@
 /* report's advice: Horovod settings and NCCL algorithm/protocol crossovers,
- * each with the figures behind it. */
+ * each with the figures behind it, as a list every renderer reads. */
 #include "analysis.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    FILE *f;
-    cJSON *arr;
+    dl_report_t *rep;
+    dl_adv_section_t section;
+    dl_status_t st;
 } out_t;
 
-/* One advice line: "NAME=VALUE  # why" (or "NAME: why" when not judged). */
+/* One piece of advice: NAME=VALUE with why (value NULL: not judged, why says so). */
 static void advise(out_t *o, const char *name, const char *value, const char *why)
 {
-    if (o->f) {
-        if (value)
-            fprintf(o->f, "  %s=%s\n      # %s\n", name, value, why);
-        else
-            fprintf(o->f, "  %s: %s\n", name, why);
-        return;
+    dl_report_t *rep = o->rep;
+    if (rep->nadv == rep->advcap) {
+        size_t cap = rep->advcap ? rep->advcap * 2 : 8;
+        dl_advice_t *v = realloc(rep->adv, cap * sizeof(*v));
+        if (!v) {
+            o->st = DL_ERR_NOMEM;
+            return;
+        }
+        rep->adv = v;
+        rep->advcap = cap;
     }
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "name", name);
-    if (value)
-        cJSON_AddStringToObject(a, "value", value);
-    else
-        cJSON_AddNullToObject(a, "value");
-    cJSON_AddStringToObject(a, "why", why);
-    cJSON_AddItemToArray(o->arr, a);
+    dl_advice_t *a = &rep->adv[rep->nadv++];
+    a->section = o->section;
+    snprintf(a->name, sizeof(a->name), "%s", name);
+    snprintf(a->value, sizeof(a->value), "%s", value ? value : "");
+    snprintf(a->why, sizeof(a->why), "%s", why);
 }
 
 /* The all-reduce curve of the profile with the highest peak. */
@@ -172,11 +174,9 @@ static int crossovers(out_t *o, const dl_run_t *r, const char *coll, int proto)
     return distinct;
 }
 
-void dl_an_advice(FILE *f, cJSON *j, const dl_run_t *r, const dl_run_t *base)
+dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *base)
 {
-    out_t o = {.f = f, .arr = j ? cJSON_AddArrayToObject(j, "advice") : NULL};
-    if (f)
-        fprintf(f, "\nHorovod\n");
+    out_t o = {.rep = rep, .section = DL_ADV_HOROVOD, .st = DL_OK};
     dl_curve_t c;
     char prof[64];
     if (best_allreduce(r, &c, prof, sizeof(prof))) {
@@ -188,8 +188,7 @@ void dl_an_advice(FILE *f, cJSON *j, const dl_run_t *r, const dl_run_t *base)
         advise(&o, "HOROVOD_CYCLE_TIME", NULL, "not judged: no all-reduce in this run");
         advise(&o, "HOROVOD_HIERARCHICAL_ALLREDUCE", NULL, "not judged: no all-reduce in this run");
     }
-    if (f)
-        fprintf(f, "\nNCCL algorithm / protocol\n");
+    o.section = DL_ADV_NCCL;
     char colls[32][64];
     size_t nc = dl_an_names(r, 0, colls, 32);
     int any = 0;
@@ -198,4 +197,5 @@ void dl_an_advice(FILE *f, cJSON *j, const dl_run_t *r, const dl_run_t *base)
     if (!any)
         advise(&o, "crossovers", NULL, "not judged: no two profiles here force different "
                "NCCL_ALGO or NCCL_PROTO values (run e.g. ring and tree, or ll, ll128 and simple)");
+    return o.st;
 }

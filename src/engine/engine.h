@@ -66,6 +66,13 @@ typedef enum {
     DL_MSG_RESULT,
     DL_MSG_DONE,
     DL_MSG_ERROR,
+    /* A serving worker (dl_session_t): S->W request, W->S reply of the same
+     * type: int32 status, int32 own, then the reply's figures. */
+    DL_MSG_SV_OPEN,    /* int32 rank, nranks, uint64 max_bytes; double deadline_s */
+    DL_MSG_SV_PREPARE, /* a case (dl_case_pack) */
+    DL_MSG_SV_RUN,     /* int32 iters, int32 timed, a case -> double total, iters times */
+    DL_MSG_SV_CHECK,   /* a case -> uint64 wrong */
+    DL_MSG_SV_CLOSE,
 } dl_msg_type_t;
 
 typedef struct {
@@ -85,6 +92,7 @@ typedef struct {
     double deadline_s;
     int32_t rank, nranks, local_rank, local_size;
     char backend[32], profile[64], run_dir[1024];
+    int32_t serve;     /* 1: no plan; the worker serves SV_* requests (a session) */
     uint32_t nsizes;   /* followed by nsizes uint64 sizes */
     uint32_t opts_len; /* then the backend's options, JSON text */
 } dl_wire_config_t;
@@ -125,9 +133,11 @@ const char *dl_profile_skip_reason(const dl_profile_t *p, int nodes, char *buf, 
 /* Every profile in the search path (first of each name wins); caller frees. */
 dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n);
 
-/* Data folders: $ENVVAR (colon-separated) first, then topologies/SUB beside
- * the executable (<exe dir>/../topologies/SUB, <exe dir>/../../topologies/SUB)
- * and <exe dir>/../share/dlcomm/SUB. Returns the count filled. */
+/* Data folders: $ENVVAR (colon-separated) first; for a dlcomm in its build
+ * tree, the source tree's topologies/SUB; <exe dir>/../share/dlcomm/SUB and
+ * the install prefix's <datadir>/dlcomm/SUB (compiled in); then
+ * <exe dir>/../topologies/SUB and <exe dir>/../../topologies/SUB. Existing
+ * folders only, each once. Returns the count filled. */
 int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max);
 /* NAME (no slash, no .json) searched in those folders as NAME.json; a path as is. */
 dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, char *path,
@@ -180,6 +190,38 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
  * stop; dl_engine_interrupted() says whether one arrived. */
 void dl_engine_signals_install(void);
 int dl_engine_interrupted(void);
+
+/* ---- a worker as a measurement server (preflight) ----
+ * A session is one worker per supervisor, with one profile's environment,
+ * that opens the backend for whatever group of ranks the supervisor asks
+ * (a communicator of its own per group, its id sent through the group's
+ * exchange) and runs prepare/run/check on request. The supervisor sees it
+ * as a backend, dl_session_ops, so a measurement loop in the supervisor
+ * (preflight's) drives a GPU backend in a worker as it drives mpi. A worker
+ * that does not answer within the timeout is killed (hung), one that dies
+ * is crashed; either is this rank's own failure, and the next open starts
+ * a fresh worker. */
+typedef struct dl_session dl_session_t;
+typedef struct {
+    const dl_backend_ops_t *be; /* DL_CAP_WORKER */
+    const void *be_opts;
+    const dl_inject_t *inject;
+    const dl_profile_t *profile;
+    const char *run_dir;        /* worker logs under RUNDIR/workers */
+    int rank, nranks, local_rank, local_size; /* in the job's world */
+    double timeout_s;           /* no answer for this long: hung */
+} dl_session_cfg_t;
+dl_status_t dl_session_open(const dl_session_cfg_t *cfg, dl_session_t **out);
+void dl_session_close(dl_session_t *s);
+/* The backend the supervisor measures through: init's cfg->opts is the
+ * session, cfg->xc the group's exchange (MPI), cfg->rank/nranks in it. */
+extern const dl_backend_ops_t dl_session_ops;
+/* Why this rank's last call failed on its own account ("" when it did not):
+ * "hung: ...", "crashed: ..." (level 3), "error: ..." (2), "gave up: ..."
+ * (1: its backend's own deadline passed, as when it waits on a hung peer). */
+const char *dl_session_fault(const dl_session_t *s, int *level);
+/* The backend's describe() facts from the last open (JSON text), or NULL. */
+const char *dl_session_info(const dl_session_t *s);
 
 /* ---- the worker side ---- */
 

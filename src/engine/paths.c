@@ -1,6 +1,9 @@
 /* Where data files (profiles, system descriptions) are found: the user's
  * folders first, so a file of theirs can stand in for a shipped one of the
- * same name, then the tree the executable was built from or installed to. */
+ * same name; then, for a dlcomm run from its build tree, the source tree it
+ * was built from; then the data folder of the prefix it was installed to
+ * (found beside the executable, then as compiled in); then topologies/
+ * beside the executable (a copied tree). */
 #include "engine.h"
 
 #include <libgen.h>
@@ -8,6 +11,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Compiled in by CMakeLists.txt: the source tree's topologies/, the build
+ * tree, and <prefix>/<datadir>/dlcomm. */
+#ifndef DL_SOURCE_DATA_DIR
+#define DL_SOURCE_DATA_DIR ""
+#endif
+#ifndef DL_BUILD_DIR
+#define DL_BUILD_DIR ""
+#endif
+#ifndef DL_INSTALL_DATA_DIR
+#define DL_INSTALL_DATA_DIR ""
+#endif
+
+/* Adds base/sub when it is a readable folder not already listed. */
+static int add_dir(char dirs[][1024], int n, int max, const char *base, const char *sub)
+{
+    char cand[PATH_MAX + 64], real[PATH_MAX];
+    if (!base[0] || n >= max)
+        return n;
+    snprintf(cand, sizeof(cand), "%s/%s", base, sub);
+    if (!realpath(cand, real) || strlen(real) >= 1024 || access(real, R_OK | X_OK) != 0)
+        return n;
+    for (int i = 0; i < n; i++)
+        if (strcmp(dirs[i], real) == 0)
+            return n;
+    snprintf(dirs[n], 1024, "%s", real);
+    return n + 1;
+}
+
+/* Whether the executable lies in the build tree it was compiled in. */
+static int in_build_tree(const char *exe_dir)
+{
+    char real[PATH_MAX];
+    if (!DL_BUILD_DIR[0] || !realpath(DL_BUILD_DIR, real))
+        return 0;
+    size_t l = strlen(real);
+    return strncmp(exe_dir, real, l) == 0 && (exe_dir[l] == '\0' || exe_dir[l] == '/');
+}
 
 int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max)
 {
@@ -20,18 +61,23 @@ int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max
         for (char *d = strtok_r(buf, ":", &save); d && n < max; d = strtok_r(NULL, ":", &save))
             snprintf(dirs[n++], 1024, "%s", d);
     }
-    char exe[PATH_MAX];
+    char exe[PATH_MAX] = "";
     ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (len <= 0)
-        return n;
-    exe[len] = '\0';
-    const char *dir = dirname(exe);
-    const char *const rel[] = {"../topologies", "../../topologies", "../share/dlcomm"};
-    for (size_t i = 0; i < DL_ARRAY_SIZE(rel) && n < max; i++) {
-        char cand[PATH_MAX + 64], real[PATH_MAX];
-        snprintf(cand, sizeof(cand), "%s/%s/%s", dir, rel[i], sub);
-        if (realpath(cand, real) && strlen(real) < 1024 && access(real, R_OK | X_OK) == 0)
-            snprintf(dirs[n++], 1024, "%.1023s", real);
+    exe[len > 0 ? len : 0] = '\0';
+    const char *dir = len > 0 ? dirname(exe) : "";
+    char base[PATH_MAX + 32];
+    if (dir[0] && in_build_tree(dir))
+        n = add_dir(dirs, n, max, DL_SOURCE_DATA_DIR, sub);
+    /* Installed: <prefix>/bin/dlcomm beside <prefix>/share/dlcomm, wherever
+     * `cmake --install --prefix` put it; then the prefix compiled in. */
+    snprintf(base, sizeof(base), "%s/../share/dlcomm", dir);
+    if (dir[0])
+        n = add_dir(dirs, n, max, base, sub);
+    n = add_dir(dirs, n, max, DL_INSTALL_DATA_DIR, sub);
+    const char *const rel[] = {"../topologies", "../../topologies"}; /* a copied tree */
+    for (size_t i = 0; i < DL_ARRAY_SIZE(rel) && dir[0]; i++) {
+        snprintf(base, sizeof(base), "%s/%s", dir, rel[i]);
+        n = add_dir(dirs, n, max, base, sub);
     }
     return n;
 }

@@ -173,14 +173,17 @@ static void profile_clear(dl_profile_t *p)
     memset(p, 0, sizeof(*p));
 }
 
-dl_status_t dl_profile_load_file(const char *path, dl_profile_t *p)
+/* The profile `default` needs no file: when the search path has none, this
+ * one (the same as topologies/profiles/default.json) stands in. */
+static const char builtin_default[] =
+    "{\"name\": \"default\", \"description\": \"NCCL's own choices: every transport allowed, "
+    "algorithm and protocol tuned by NCCL\", \"env\": {}, \"intent\": {\"transport\": \"any\"}}";
+#define BUILTIN_PATH "(built in)"
+
+static dl_status_t load_text(const char *path, const char *text, size_t len, dl_profile_t *p)
 {
     memset(p, 0, sizeof(*p));
     snprintf(p->path, sizeof(p->path), "%s", path);
-    char *text = NULL;
-    size_t len = 0;
-    if (dl_read_file(path, &text, &len) != DL_OK)
-        return bad(path, "cannot be read:", dl_read_error());
     cJSON *j = dl_json_parse_whole(text, len);
     dl_status_t st;
     if (!j) {
@@ -193,10 +196,27 @@ dl_status_t dl_profile_load_file(const char *path, dl_profile_t *p)
         st = load_tree(path, j, p);
     }
     cJSON_Delete(j);
-    free(text);
     if (st != DL_OK)
         profile_clear(p);
     return st;
+}
+
+dl_status_t dl_profile_load_file(const char *path, dl_profile_t *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (dl_read_file(path, &text, &len) != DL_OK) {
+        memset(p, 0, sizeof(*p));
+        return bad(path, "cannot be read:", dl_read_error());
+    }
+    dl_status_t st = load_text(path, text, len, p);
+    free(text);
+    return st;
+}
+
+static dl_status_t load_builtin_default(dl_profile_t *p)
+{
+    return load_text(BUILTIN_PATH, builtin_default, sizeof(builtin_default) - 1, p);
 }
 
 void dl_profiles_free(dl_profile_t *p, int n)
@@ -227,13 +247,17 @@ dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
             st = DL_ERR_USAGE;
             break;
         }
-        if (fst != DL_OK) {
+        int found = fst == DL_OK;
+        if (!found && strcmp(w, "default") == 0) {
+            snprintf(path, sizeof(path), "%s", BUILTIN_PATH);
+        } else if (!found) {
             dl_err("profile '%s': no such file%s (see dlcomm profiles)", w,
                    strchr(w, '/') ? "" : " in the profile search path");
             st = DL_ERR_INPUT;
             break;
         }
-        st = dl_profile_load_file(path, &ps[k]);
+        st = strcmp(path, BUILTIN_PATH) == 0 ? load_builtin_default(&ps[k])
+                                             : dl_profile_load_file(path, &ps[k]);
         if (st != DL_OK)
             break;
         for (int i = 0; i < k; i++)
@@ -306,6 +330,15 @@ dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n)
         }
         if (dh)
             closedir(dh);
+    }
+    int have_default = 0;
+    for (int i = 0; i < k; i++)
+        have_default |= strcmp(ps[i].name, "default") == 0;
+    if (!have_default) {
+        if (k == cap)
+            ps = realloc(ps, (size_t)(cap *= 2) * sizeof(*ps));
+        if (load_builtin_default(&ps[k]) == DL_OK)
+            k++;
     }
     qsort(ps, (size_t)k, sizeof(*ps), by_name);
     *out = ps;

@@ -184,6 +184,143 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
     return st;
 }
 
+/* ---- serving a session (engine.h): requests until DONE ---- */
+
+typedef struct {
+    int32_t coll, iters, timed;
+    dl_case_t c;
+} wire_case_t;
+
+static dl_status_t reply(wk_t *w, uint16_t type, dl_status_t st, int own, const void *p,
+                         uint32_t len)
+{
+    int32_t h[2] = {st, own};
+    return dl_msg_send2(w->fd, type, h, sizeof(h), p, len);
+}
+
+typedef struct {
+    const dl_backend_ops_t *be;
+    void *opts, *ctx;
+    dl_inject_wrap_t iw;
+    dl_xcomm_t x;
+    const dl_wire_config_t *c;
+} served_t;
+
+static dl_status_t serve_open(wk_t *w, served_t *sv, const dl_msg_t *m)
+{
+    struct {
+        int32_t rank, nranks;
+        uint64_t max_bytes;
+        double deadline_s;
+    } q;
+    if (m->len != sizeof(q))
+        return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
+    memcpy(&q, m->data, sizeof(q));
+    if (sv->ctx)
+        sv->be->fini(sv->ctx);
+    sv->ctx = NULL;
+    w->rank = q.rank; /* the group's ranks, for the relayed steps */
+    w->nranks = q.nranks;
+    sv->x.rank = q.rank;
+    sv->x.nranks = q.nranks;
+    /* The backend gives up a little after the supervisor would call this
+     * worker hung: a peer's worker that waits on a hung one answers in time. */
+    dl_backend_cfg_t bc = {.rank = q.rank, .nranks = q.nranks, .local_rank = sv->c->local_rank,
+                           .local_size = sv->c->local_size, .opts = sv->opts,
+                           .max_bytes = q.max_bytes, .profile_name = sv->c->profile,
+                           .run_dir = sv->c->run_dir, .deadline_s = q.deadline_s * 0.8,
+                           .xc = &sv->x};
+    dl_status_t st = sv->be->init(&bc, &sv->ctx);
+    if (st != DL_OK) {
+        sv->ctx = NULL;
+        return reply(w, m->type, st, 1, NULL, 0);
+    }
+    dl_inject_wrap(&sv->iw, &sv->c->inject, sv->be, sv->ctx, sv->c->rank, sv->c->profile);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "backend", sv->be->name);
+    if (sv->be->describe)
+        sv->be->describe(sv->ctx, o);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    st = reply(w, m->type, DL_OK, 0, text, text ? (uint32_t)strlen(text) + 1 : 0);
+    free(text);
+    return st;
+}
+
+static dl_status_t serve_case(wk_t *w, served_t *sv, const dl_msg_t *m)
+{
+    wire_case_t q;
+    if (m->len != sizeof(q) || !sv->ctx)
+        return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
+    memcpy(&q, m->data, sizeof(q));
+    if (q.coll < 0 || q.coll >= DL_COLL_COUNT || q.iters < 0 || q.iters > 10000000)
+        return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
+    q.c.coll = dl_colls[q.coll];
+    const dl_backend_ops_t *ops = &sv->iw.ops;
+    dl_status_t st;
+    sv->iw.own_failure = 0;
+    if (m->type == DL_MSG_SV_PREPARE) {
+        st = ops->prepare(&sv->iw, &q.c);
+        return reply(w, m->type, st, sv->iw.own_failure, NULL, 0);
+    }
+    if (m->type == DL_MSG_SV_CHECK) {
+        uint64_t wrong = 0;
+        st = ops->check(&sv->iw, &q.c, &wrong);
+        return reply(w, m->type, st, sv->iw.own_failure, &wrong, sizeof(wrong));
+    }
+    double *t = calloc((size_t)q.iters + 1, sizeof(double));
+    if (!t)
+        return reply(w, m->type, DL_ERR_NOMEM, 1, NULL, 0);
+    st = ops->run(&sv->iw, &q.c, q.iters, q.timed ? t + 1 : NULL, t);
+    uint32_t n = (uint32_t)(sizeof(double) * (1 + (q.timed ? (size_t)q.iters : 0)));
+    st = reply(w, m->type, st, sv->iw.own_failure, t, st == DL_OK ? n : 0);
+    free(t);
+    return st;
+}
+
+static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_json)
+{
+    served_t sv = {.c = c};
+    sv.be = dl_backend_find(c->backend);
+    char why[256] = "";
+    if (!sv.be || !(sv.opts = calloc(1, sv.be->opts_size ? sv.be->opts_size : 1)) ||
+        dl_opts_load_json(sv.be->opts, sv.be->nopts, sv.opts, opts_json) != DL_OK ||
+        sv.be->probe(why, sizeof(why)) != DL_OK) {
+        dl_err("rank %d: backend %s cannot serve here%s%s", c->rank, c->backend, why[0] ? ": " : "",
+               why);
+        free(sv.opts);
+        return DL_ERR_UNAVAILABLE;
+    }
+    sv.x = (dl_xcomm_t){.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
+                        .bcast = x_bcast, .arg = w};
+    dl_status_t st = DL_OK;
+    for (;;) {
+        dl_msg_t m;
+        if (dl_msg_recv(w->fd, &m) != DL_OK)
+            break; /* the supervisor is gone */
+        if (m.type == DL_MSG_DONE) {
+            dl_msg_free(&m);
+            break;
+        }
+        if (m.type == DL_MSG_SV_OPEN)
+            st = serve_open(w, &sv, &m);
+        else if (m.type == DL_MSG_SV_CLOSE) {
+            if (sv.ctx)
+                sv.be->fini(sv.ctx);
+            sv.ctx = NULL;
+            st = reply(w, m.type, DL_OK, 0, NULL, 0);
+        } else
+            st = serve_case(w, &sv, &m);
+        dl_msg_free(&m);
+        if (st != DL_OK)
+            break;
+    }
+    if (sv.ctx)
+        sv.be->fini(sv.ctx);
+    free(sv.opts);
+    return DL_OK;
+}
+
 int dl_worker_main(int fd)
 {
     /* A worker never outlives its supervisor. */
@@ -206,6 +343,12 @@ int dl_worker_main(int fd)
     dl_info("worker rank %d/%d, profile %s, backend %s, pid %ld", c.rank, c.nranks, c.profile,
             c.backend, (long)getpid());
     int own = 1;
+    if (c.serve) {
+        st = serve(&w, &c, opts);
+        free(sizes);
+        cJSON_Delete(opts);
+        return dl_status_exit_code(st);
+    }
     st = measure(&w, &c, sizes, opts, &own);
     send_end(&w, st, own);
     free(sizes);

@@ -18,8 +18,11 @@ typedef struct {
 
 typedef struct {
     const dl_pf_opts_t *o;
-    const dl_backend_ops_t *be;
+    const dl_backend_ops_t *be; /* o->world's or o->scopes', as the stage says */
+    void *be_opts;
     MPI_Comm world;
+    int faulted;                /* a rank's worker hung, died or failed: named; the
+                                   checks after are skipped */
     int rank, nranks;
     dl_pf_layout_t lay;
     /* rank 0 only */
@@ -31,6 +34,11 @@ typedef struct {
 /* Opens c->be over the exchange x (its ranks) for cases up to max_bytes. */
 dl_status_t pf_be_open(pf_ctx_t *c, const dl_xcomm_t *x, uint64_t max_bytes, pf_be_t *b);
 void pf_be_close(pf_ctx_t *c, pf_be_t *b);
+/* After a failed measurement (collective over world): with a worker
+ * backend, each rank's own fault is gathered, the worst named as a FAIL
+ * with rank and host (c->faulted set) and DL_ERR_CHECK returned; st as it
+ * is where no rank owns the failure (the mpi backend: the run broke). */
+dl_status_t pf_faults(pf_ctx_t *c, dl_status_t st, const char *what);
 
 /* One check: a line on stdout and an entry in "checks" (rank 0 only; a
  * no-op elsewhere). figures may be NULL; it is taken over. hosts: host

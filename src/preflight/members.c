@@ -2,6 +2,10 @@
  * scope's cost flat in the node count. */
 #include "internal.h"
 
+#include <stdio.h>
+
+#include "../engine/engine.h"
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -26,13 +30,13 @@ static dl_status_t quiet_barrier(MPI_Comm world)
 
 dl_status_t pf_be_open(pf_ctx_t *c, const dl_xcomm_t *x, uint64_t max_bytes, pf_be_t *b)
 {
-    dl_backend_cfg_t cfg = {.rank = x->rank, .nranks = x->nranks, .xc = x,
+    dl_backend_cfg_t cfg = {.rank = x->rank, .nranks = x->nranks, .xc = x, .opts = c->be_opts,
                             .profile_name = "preflight", .max_bytes = max_bytes,
                             .deadline_s = c->o->timeout_s};
     b->ctx = NULL;
     dl_status_t st = c->be->init(&cfg, &b->ctx);
-    /* Injection names world ranks: a member's rank is mapped back. */
-    dl_inject_wrap(&b->w, &c->o->inject, c->be, b->ctx, c->rank, NULL);
+    /* Injection names world ranks. A session's worker plants it itself. */
+    dl_inject_wrap(&b->w, c->be_opts ? NULL : &c->o->inject, c->be, b->ctx, c->rank, NULL);
     return st;
 }
 
@@ -41,6 +45,51 @@ void pf_be_close(pf_ctx_t *c, pf_be_t *b)
     if (b->ctx)
         c->be->fini(b->ctx);
     b->ctx = NULL;
+}
+
+dl_status_t pf_faults(pf_ctx_t *c, dl_status_t st, const char *what)
+{
+    if (!c->be_opts) /* in these processes: MPI itself failed */
+        return st;
+    typedef struct {
+        int32_t level;
+        char why[244];
+    } fault_t;
+    fault_t mine = {0}, *all = calloc((size_t)c->nranks, sizeof(fault_t));
+    if (!all)
+        return DL_ERR_NOMEM;
+    int level = 0;
+    const char *why = dl_session_fault(c->be_opts, &level);
+    mine.level = level;
+    snprintf(mine.why, sizeof(mine.why), "%s", why);
+    if (MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, c->world) !=
+        MPI_SUCCESS) {
+        free(all);
+        return DL_ERR_COMM;
+    }
+    int worst = 0;
+    for (int r = 0; r < c->nranks; r++)
+        worst = all[r].level > worst ? all[r].level : worst;
+    /* The worst is the cause: a hung worker's peers give up waiting on it. */
+    for (int r = 0; worst && r < c->nranks; r++) {
+        if (all[r].level != worst)
+            continue;
+        int h = c->lay.host_of[r];
+        char subject[300];
+        snprintf(subject, sizeof(subject), "%s rank%d", c->lay.names[h], r);
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddNumberToObject(f, "rank", r);
+        cJSON_AddStringToObject(f, "host", c->lay.names[h]);
+        cJSON_AddStringToObject(f, "during", what);
+        pf_check(c, DL_PF_FAIL, "worker", "rank", subject, f, "rank %d (%s) during %s: %s", r,
+                 c->lay.names[h], what, all[r].why);
+        pf_blame_host(c, h);
+    }
+    free(all);
+    if (!worst)
+        return st;
+    c->faulted = 1;
+    return DL_ERR_CHECK;
 }
 
 /* One member's measurement, on the ranks of that member. */
@@ -112,6 +161,8 @@ dl_status_t pf_measure_members(pf_ctx_t *c, const int *color, int ncolors, dl_co
         st = DL_ERR_COMM;
     if (st == DL_OK && w[ncolors])
         st = DL_ERR_COMM;
+    if (w[ncolors])
+        st = pf_faults(c, st, dl_colls[coll]->name);
     for (int i = 0; i < ncolors; i++) {
         if (fig)
             fig[i] = f[i];

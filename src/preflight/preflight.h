@@ -7,8 +7,12 @@
  * MAD) and by a second pass that pits each suspect against a known-good
  * peer before it is named.
  *
- * The collectives run through a dl_backend_ops_t on a sub-communicator, so
- * the mpi backend here and a GPU backend later take the same path.
+ * The collectives run through a dl_backend_ops_t on a sub-communicator:
+ * the mpi backend in these processes, or a worker backend (nccl, sim)
+ * through a session of worker processes under the watchdog, each group of
+ * ranks with a communicator of its own. A worker that hangs or dies fails
+ * its check naming its rank and host, and the rest is skipped to the
+ * verdict.
  */
 #ifndef DL_PREFLIGHT_H
 #define DL_PREFLIGHT_H
@@ -46,6 +50,16 @@ typedef struct {
     double max_temp_c;         /* gpu: warn above */
     const char *json_path;     /* where rank 0 writes the document (NULL: nowhere) */
     dl_inject_t inject;        /* DLCOMM_INJECT, parsed by the command */
+    /* Where the collectives run: the world checks and the scopes may each
+     * go through their own backend (a worker session of one profile: see
+     * dl_session_ops); opts is what its init gets (the session), NULL for
+     * a backend in these processes (mpi). */
+    struct dl_pf_backend {
+        const dl_backend_ops_t *be;
+        void *opts;
+        const char *profile;  /* the profile it runs under, for the record */
+    } on_world, on_scopes;
+    int modelled;              /* the backend is a model (sim): no data is checked */
 } dl_pf_opts_t;
 
 /* Which ranks share a host (the same on every rank). */
@@ -80,7 +94,6 @@ int dl_pf_low_outliers(const double *v, int n, double min_fraction, double k, in
  * document: checks, scopes, suspects, verdict) and prints one line per
  * check. Returns DL_OK (pass or warn), DL_ERR_CHECK (a check failed) or the
  * error that broke the run. */
-dl_status_t dl_preflight_run(const dl_pf_opts_t *o, const dl_backend_ops_t *be, MPI_Comm world,
-                             cJSON *doc);
+dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc);
 
 #endif

@@ -44,10 +44,16 @@ static void layout_json(pf_ctx_t *c)
     }
 }
 
-dl_status_t dl_preflight_run(const dl_pf_opts_t *o, const dl_backend_ops_t *be, MPI_Comm world,
-                             cJSON *doc)
+/* The checks after a worker's fault are not run: said once each. */
+static void skip_rest(pf_ctx_t *c, const char *const *rest)
 {
-    pf_ctx_t c = {.o = o, .be = be, .world = world};
+    for (; *rest; rest++)
+        pf_check(c, DL_PF_SKIP, *rest, "-", "-", NULL, "not run: a rank's worker failed before");
+}
+
+dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc)
+{
+    pf_ctx_t c = {.o = o, .be = o->on_world.be, .be_opts = o->on_world.opts, .world = world};
     MPI_Comm_rank(world, &c.rank);
     MPI_Comm_size(world, &c.nranks);
     if (c.rank == 0)
@@ -59,12 +65,27 @@ dl_status_t dl_preflight_run(const dl_pf_opts_t *o, const dl_backend_ops_t *be, 
         layout_json(&c);
         st = pf_host_checks(&c);
     }
+    /* What is left, were a rank's worker to fail in this stage. */
+    static const char *const after_corr[] = {"correctness", "bandwidth", "scopes", NULL};
+    static const char *const after_bw[] = {"scopes", NULL};
+    static const char *const none[] = {NULL};
+    const char *const *rest = after_corr;
     if (st == DL_OK)
         st = pf_correctness(&c);
-    if (st == DL_OK)
+    if (st == DL_OK) {
+        rest = after_bw;
         st = pf_bandwidth(&c);
-    if (st == DL_OK)
+    }
+    if (st == DL_OK) { /* the scopes under their own profile (NCCL_ALGO=Ring by default) */
+        rest = none;
+        c.be = o->on_scopes.be;
+        c.be_opts = o->on_scopes.opts;
         st = pf_scopes(&c);
+    }
+    if (c.faulted) { /* named as a FAIL; the verdict follows, the rest is not run */
+        skip_rest(&c, rest);
+        st = DL_OK;
+    }
     pf_step("done");
     if (c.rank == 0)
         cJSON_AddNumberToObject(doc, "elapsed_s", dl_now() - t0);

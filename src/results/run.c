@@ -18,9 +18,10 @@ cJSON *dl_run_new(const char *command)
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
     cJSON_AddNumberToObject(run, "schema", DL_RUN_SCHEMA);
     cJSON_AddStringToObject(run, "tool", "dlcomm");
-    cJSON_AddStringToObject(run, "tool_version", DL_VERSION);
+    cJSON_AddStringToObject(run, "tool_version", dl_version());
     cJSON_AddStringToObject(run, "command", command);
     cJSON_AddStringToObject(run, "started", ts);
+    cJSON_AddItemToObject(run, "versions", dl_versions_json());
     cJSON_AddItemToObject(run, "profiles", cJSON_CreateArray());
     return run;
 }

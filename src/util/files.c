@@ -83,6 +83,28 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
     return DL_OK;
 }
 
+dl_status_t dl_out_file_check(const char *opt, const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+    if (!*path || strlen(path) + 16 >= sizeof(dir)) {
+        dl_err("%s: a file name of %zu bytes; 1 .. %zu", opt, strlen(path), sizeof(dir) - 17);
+        return DL_ERR_USAGE;
+    }
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        dl_err("%s %s: %s, not a file dlcomm may replace", opt, path,
+               S_ISDIR(sb.st_mode) ? "a folder" : S_ISLNK(sb.st_mode) ? "a link" : "a special file");
+        return DL_ERR_USAGE;
+    }
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (dl_dir_writable(dir[0] ? dir : "/") != DL_OK) {
+        dl_err("%s %s: cannot write into %s", opt, path, dir[0] ? dir : "/");
+        return DL_ERR_IO;
+    }
+    return DL_OK;
+}
+
 static const char *read_why = "";
 
 const char *dl_read_error(void)

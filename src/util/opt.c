@@ -149,7 +149,14 @@ dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int 
     return DL_OK;
 }
 
-void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
+static dl_help_style_t help_style = DL_HELP_TEXT;
+
+void dl_opts_help_style(dl_help_style_t style)
+{
+    help_style = style;
+}
+
+static void help_text(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
 {
     fprintf(f, "%s\n\nOptions:\n", usage);
     for (size_t i = 0; i < nopts; i++) {
@@ -167,6 +174,91 @@ void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts
         fputc('\n', f);
     }
     fprintf(f, "  -h, --help                         this text\n");
+}
+
+/* One line of text as roff: backslashes and minus signs escaped, a leading
+ * control character neutralised. */
+void dl_roff_line(FILE *f, const char *s, size_t n)
+{
+    if (n && (s[0] == '.' || s[0] == '\''))
+        fputs("\\&", f);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\')
+            fputs("\\e", f);
+        else if (s[i] == '-')
+            fputs("\\-", f);
+        else
+            fputc(s[i], f);
+    }
+}
+
+/* The man page's view of the same table: the synopsis, the description,
+ * then one tagged paragraph per option. */
+static void help_roff(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
+{
+    const char *body = strstr(usage, "\n\n"), *syn = usage;
+    size_t sl = body ? (size_t)(body - usage) : strlen(usage);
+    if (strncmp(syn, "usage: ", 7) == 0)
+        syn += 7, sl -= 7;
+    fputs(".PP\n\\fB", f);
+    dl_roff_line(f, syn, sl);
+    fputs("\\fR\n", f);
+    if (body) {
+        fputs(".PP\n", f);
+        for (const char *l = body + 2; *l;) {
+            size_t n = strcspn(l, "\n");
+            if (n)
+                dl_roff_line(f, l, n), fputc('\n', f);
+            l += n + (l[n] == '\n');
+        }
+    }
+    for (size_t i = 0; i < nopts; i++) {
+        const dl_opt_t *o = &opts[i];
+        fputs(".TP\n", f);
+        if (o->shortname)
+            fprintf(f, "\\fB\\-%c\\fR, ", o->shortname);
+        fputs("\\fB\\-\\-", f);
+        dl_roff_line(f, o->longname, strlen(o->longname));
+        fputs("\\fR", f);
+        if (o->kind != DL_OPT_FLAG)
+            fprintf(f, " \\fI%s\\fR", o->metavar ? o->metavar : "X");
+        fputc('\n', f);
+        dl_roff_line(f, o->help, strlen(o->help));
+        if (o->def && o->kind != DL_OPT_FLAG) {
+            fputs(" [", f);
+            dl_roff_line(f, o->def, strlen(o->def));
+            fputs("]", f);
+        } else if (o->kind == DL_OPT_FLAG && o->def && strcmp(o->def, "1") == 0) {
+            fputs(" [on; \\fB\\-\\-no\\-", f);
+            dl_roff_line(f, o->longname, strlen(o->longname));
+            fputs("\\fR turns off]", f);
+        }
+        fputc('\n', f);
+    }
+    fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nthis text\n", f);
+}
+
+/* Completion's view: every spelling of every option, one a line. */
+static void help_words(FILE *f, const dl_opt_t *opts, size_t nopts)
+{
+    for (size_t i = 0; i < nopts; i++) {
+        fprintf(f, "--%s\n", opts[i].longname);
+        if (opts[i].kind == DL_OPT_FLAG && opts[i].def && strcmp(opts[i].def, "1") == 0)
+            fprintf(f, "--no-%s\n", opts[i].longname);
+        if (opts[i].shortname)
+            fprintf(f, "-%c\n", opts[i].shortname);
+    }
+    fprintf(f, "--help\n");
+}
+
+void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
+{
+    if (help_style == DL_HELP_ROFF)
+        help_roff(f, usage, opts, nopts);
+    else if (help_style == DL_HELP_WORDS)
+        help_words(f, opts, nopts);
+    else
+        help_text(f, usage, opts, nopts);
 }
 
 void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj)

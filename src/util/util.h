@@ -96,6 +96,9 @@ const char *dl_read_error(void);
  * it allowed), else NULL: trailing garbage, a second document or a NUL. */
 void *dl_json_parse_whole(const char *buf, size_t len);
 dl_status_t dl_dir_writable(const char *path);
+/* An output file named by option opt ("--json"), checked before any work:
+ * not a folder, link or special file, its folder writable. One line. */
+dl_status_t dl_out_file_check(const char *opt, const char *path);
 
 /* Declarative options: one table drives parsing, --help and the JSON echo. */
 typedef enum { DL_OPT_FLAG, DL_OPT_STR, DL_OPT_INT, DL_OPT_DOUBLE, DL_OPT_SIZE } dl_opt_kind_t;
@@ -129,6 +132,13 @@ const char *dl_opt_nonneg_long(const void *field);
 dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int argc,
                           char **argv, char **pos, int maxpos, int *npos, int *want_help);
 void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts);
+/* How dl_opts_help writes every command's table: --help text, a man page
+ * section (roff; `dlcomm __man` builds dlcomm.1 from it), or the option
+ * words alone (`dlcomm __complete`, bash completion). */
+typedef enum { DL_HELP_TEXT, DL_HELP_ROFF, DL_HELP_WORDS } dl_help_style_t;
+void dl_opts_help_style(dl_help_style_t style);
+/* n bytes of s as roff text (escapes, no newline). */
+void dl_roff_line(FILE *f, const char *s, size_t n);
 /* A command's parse: -1 to go on, else its exit code (0 after printing the
  * help for -h, 2 on bad input, the line already written). */
 int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, char **argv,

@@ -79,6 +79,10 @@ function(dl_cli_test name code pattern)
 endfunction()
 dl_cli_test(help 0 "--expect-stdout=sweep .*measure" --sub=--help)
 dl_cli_test(sweep_help 0 "--expect-stdout=--minbytes SIZE.*\\[8\\]" --sub=sweep -- --help)
-dl_cli_test(version 0 "--expect-stdout=^dlcomm [0-9]+\\.[0-9]+\\.[0-9]+\nbackends: mpi" --sub=version)
+# The version (git describe, or the project's), the backends, and the MPI
+# it was built with and found; nccl and CUDA lines where the backend is built.
+dl_cli_test(version 0
+  "--expect-stdout=^dlcomm [0-9]+\\.[0-9]+\\.[0-9]+[^\n]*\nbackends: +[a-z ]*mpi[a-z ]*sim\nmpi: +built with Open MPI v[0-9.]+, found Open MPI v[0-9.]+\n"
+  --sub=version)
 dl_cli_test(unknown_command 2 "--expect-stderr=unknown command 'nosuchcommand'" --sub=nosuchcommand
   --one-error-line)

@@ -1,9 +1,11 @@
 #!/bin/bash
 # preflight on the netns rig: HOSTS namespaces x 2 ranks over TCP.
-#   rig_test.sh DLCOMM HOSTS healthy|throttled|link
+#   rig_test.sh DLCOMM HOSTS healthy|throttled|link|simslow
 # healthy: exit 0 and no host named. throttled: one host's link limited with
 # tc tbf; exit 1 and the JSON verdict names exactly that host. link: only the
-# traffic between two hosts limited; exit 1, that pair named and no host. Either way the
+# traffic between two hosts limited; exit 1, that pair named and no host. simslow:
+# --backend sim in worker processes, DLCOMM_INJECT=slow on one rank of a host that
+# is not rank 0's: exit 1 and exactly that rank's host named. Either way the
 # preflight run must take under 60 s. Exit 77 (skip) where namespaces are not
 # permitted.
 set -euo pipefail
@@ -29,11 +31,18 @@ elif [ "$mode" = link ]; then
   bad=pft2,pft3
   "$rig" throttle-link pft2 pft3 10mbit
   extra=(--pairs ring)   # the ring of pairs (large clusters) passes the slow link too
+elif [ "$mode" = simslow ]; then
+  h=$(( (hosts + 1) / 2 + 1 ))
+  bad=pft$h
+  # The host's second rank (2 slots per host, filled in order): slow x4 in its worker.
+  export DLCOMM_INJECT="slow:$(( (h - 1) * 2 + 1 )):*:4"
 fi
 start=$(date +%s.%N)
 set +e
 # A hang is a failure with a message, not a ctest timeout.
-timeout 70 "$rig" mpirun -np $((hosts * 2)) "$bin" preflight --sizes 256K --check-size 64K \
+mpi_extra=()
+if [ "$mode" = simslow ]; then mpi_extra=(-x DLCOMM_INJECT); extra=(--backend sim); fi
+timeout 70 "$rig" mpirun "${mpi_extra[@]}" -np $((hosts * 2)) "$bin" preflight --sizes 256K --check-size 64K \
   --scope-size 256K --timeout 50 "${extra[@]}" --json "$work/pf.json" > "$work/out.txt" 2>&1
 rc=$?
 set -e
@@ -68,8 +77,12 @@ else:
     assert v["status"] == "fail", v
     assert v["hosts"] == [bad], f"verdict names {v['hosts']}, expected exactly [{bad}]"
     sus = [s for s in d["suspects"] if s["confirmed"]]
-    assert [s["subject"] for s in sus] == [bad], sus
-    assert sus[0]["retest"]["peer"] != bad
+    if mode == "simslow":  # a slow rank is slow in its node and in its pairs alike
+        assert {s["subject"] for s in sus} == {bad}, sus
+        assert d["backend"]["name"] == "sim" and d["backend"]["workers"], d["backend"]
+    else:
+        assert [s["subject"] for s in sus] == [bad], sus
+    assert all(s["retest"].get("peer", "") != bad for s in sus), sus
 hosts = [h["host"] for h in d["scopes"]["world"]["host_ranks"]]
 assert len(hosts) == len(set(hosts)) and all(h.startswith("pft") for h in hosts), hosts
 PY

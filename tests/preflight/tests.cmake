@@ -7,7 +7,7 @@ foreach(t unit gpu)
   set_tests_properties(preflight_${t} PROPERTIES LABELS unit TIMEOUT 60)
 endforeach()
 
-foreach(mode healthy throttled link)
+foreach(mode healthy throttled link simslow)
   add_test(NAME preflight_rig_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 4 ${mode})
   set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"

@@ -1,0 +1,46 @@
+# bash completion for dlcomm: commands, options, and the values of -p,
+# --system and --backend. Everything is asked of dlcomm itself
+# (dlcomm __complete ...), so it follows the program's own option tables
+# and the user's $DLCOMM_PROFILES / $DLCOMM_SYSTEMS folders.
+_dlcomm()
+{
+    local cur prev cmd i
+    COMPREPLY=()
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    local prog=${COMP_WORDS[0]}
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            -*) ;;
+            *) cmd=${COMP_WORDS[i]}; break ;;
+        esac
+    done
+    if [[ -z $cmd ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete commands 2>/dev/null)" -- "$cur")
+        return
+    fi
+    case $prev in
+        -p|--profiles)
+            # a comma-separated list: complete its last element
+            local head=${cur%,*} last=${cur##*,}
+            [[ $head == "$cur" ]] && head="" || head="$head,"
+            mapfile -t COMPREPLY < <(compgen -P "$head" -W "$("$prog" __complete profiles 2>/dev/null)" -- "$last")
+            compopt -o nospace 2>/dev/null
+            return ;;
+        --system)
+            mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete systems 2>/dev/null)" -- "$cur")
+            return ;;
+        --backend)
+            mapfile -t COMPREPLY < <(compgen -W "auto mpi nccl sim" -- "$cur")
+            return ;;
+        --out|--json|--prometheus|--baseline)
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete options "$cmd" 2>/dev/null)" -- "$cur")
+    else
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+    fi
+}
+complete -F _dlcomm dlcomm

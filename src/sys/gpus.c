@@ -1,0 +1,95 @@
+/* One GPU per rank, checked before anything starts. NCCL refuses two ranks
+ * on one GPU ("Duplicate GPU detected") only inside each worker's
+ * communicator set-up, after files are written; here each rank names the
+ * GPU it would use (the nccl backend's rule: local rank modulo the devices
+ * it sees), the ranks of a host compare names, and all ranks agree before
+ * any of them returns. Ids are PCI bus ids, so ranks that each see one
+ * different GPU (CUDA_VISIBLE_DEVICES per rank) count as distinct GPUs. */
+#include "gpus.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/util.h"
+#include "sys.h"
+
+#ifdef DL_HAVE_NCCL
+#include <cuda_runtime.h>
+#endif
+
+const char *dl_gpus_verdict(int ranks, int gpus, int cpu_ok, const char *host,
+                            const char *instead, char *buf, size_t len)
+{
+    if (ranks <= gpus || (gpus == 0 && cpu_ok))
+        return NULL;
+    if (gpus == 0)
+        snprintf(buf, len, "%d rank%s on %s see no GPU: NCCL needs one GPU per rank; %s", ranks,
+                 ranks == 1 ? "" : "s", host, instead);
+    else
+        snprintf(buf, len,
+                 "%d ranks on %s share %d GPU%s: NCCL needs one GPU per rank; run -np 1 per GPU "
+                 "on this host (mpirun -np N --map-by ppr:%d:node), %s",
+                 ranks, host, gpus, gpus == 1 ? "" : "s", gpus, instead);
+    return buf;
+}
+
+int dl_gpus_distinct(const char *ids, int n)
+{
+    int d = 0;
+    for (int i = 0; i < n; i++) {
+        const char *a = ids + (size_t)i * DL_GPU_ID_LEN;
+        int seen = !a[0];
+        for (int j = 0; j < i && !seen; j++)
+            seen = strncmp(a, ids + (size_t)j * DL_GPU_ID_LEN, DL_GPU_ID_LEN) == 0;
+        d += !seen;
+    }
+    return d;
+}
+
+/* The bus id of the GPU this rank would use; "" when it sees none. Quiet
+ * on a host without a GPU or a driver. */
+static void my_gpu(int local_rank, char *id)
+{
+    memset(id, 0, DL_GPU_ID_LEN);
+#ifdef DL_HAVE_NCCL
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+        cudaGetLastError();
+        return;
+    }
+    if (cudaDeviceGetPCIBusId(id, DL_GPU_ID_LEN - 1, local_rank % n) != cudaSuccess)
+        snprintf(id, DL_GPU_ID_LEN, "device %d", local_rank % n);
+#else
+    (void)local_rank;
+#endif
+}
+
+dl_status_t dl_gpus_check(MPI_Comm comm, int cpu_ok, const char *instead)
+{
+    int rank, local_rank = 0, local_size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_size);
+    char mine[DL_GPU_ID_LEN], *ids = calloc((size_t)local_size, DL_GPU_ID_LEN);
+    my_gpu(local_rank, mine);
+    MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, node);
+    MPI_Comm_free(&node);
+    char host[256] = "", line[512];
+    gethostname(host, sizeof(host) - 1);
+    const char *why = dl_gpus_verdict(local_size, dl_gpus_distinct(ids, local_size), cpu_ok, host,
+                                      instead, line, sizeof(line));
+    free(ids);
+    /* The first offending host's first rank says it; everyone learns. */
+    int speaker = why && local_rank == 0 ? rank : INT_MAX, first = INT_MAX;
+    MPI_Allreduce(&speaker, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == INT_MAX)
+        return DL_OK;
+    if (first == rank)
+        dl_err("%s", line);
+    return DL_ERR_USAGE;
+}

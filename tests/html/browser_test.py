@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Loads dlcomm's HTML pages in headless Chromium and checks what a reader relies on.
+
+usage: browser_test.py DLCOMM WORKDIR DATADIR SHOTDIR MPIRUN...
+
+Makes the pages itself: a real mpirun sweep (mpi backend, 2 ranks) and a sim
+multi-profile sweep with --html, report/compare/history --html over them and
+over the nccl-tests files in DATADIR. Each page is opened from a file:// URL
+in Chromium driven over the DevTools protocol (a websocket): the network is
+emulated offline and every request the page makes is recorded
+(Network.requestWillBeSent), as is every console message, log entry and
+uncaught exception. A page passes when its only request is its own file,
+nothing was logged at error level, and the DOM has the charts (an <svg> with
+a <title>, axis labels with units, points with their figures), a <table>
+behind every chart and the page's own sections. One PNG of each kind of page
+goes to SHOTDIR. Exit 77 when chromium or python3-websocket is absent.
+"""
+import base64
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, WORK, DATA, SHOTS = sys.argv[1:5]
+MPIRUN = sys.argv[5:]
+
+try:
+    import websocket  # python3-websocket
+except ImportError:
+    sys.path.append("/usr/lib/python3/dist-packages")  # Debian's, under another interpreter
+try:
+    import websocket
+except ImportError:
+    print("SKIP: python3-websocket is not installed (apt-get install python3-websocket)")
+    sys.exit(77)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if not CHROMIUM:
+    print("SKIP: chromium is not installed (apt-get install chromium)")
+    sys.exit(77)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def run(args, expect=0):
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != expect:
+        fail(f"{' '.join(args)} exited {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+class Browser:
+    def __init__(self):
+        self.prof = tempfile.mkdtemp(prefix="dlcomm-chromium-")
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-extensions", "--disable-background-networking", "--disable-sync",
+             "--disable-component-update", "--no-default-browser-check",
+             "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+             "--remote-debugging-port=0", "--user-data-dir=" + self.prof,
+             "--window-size=1000,1400", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(self.prof, "DevToolsActivePort")
+        for _ in range(300):
+            if os.path.exists(port_file) and len(open(port_file).read().split()) >= 2:
+                break
+            time.sleep(0.05)
+        else:
+            fail("chromium did not start its DevTools endpoint")
+        port = open(port_file).read().split()[0]
+        import urllib.request
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json"))
+        page = [t for t in targets if t["type"] == "page"][0]
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
+        self.id = 0
+        self.events = []
+        for m in ("Network.enable", "Runtime.enable", "Log.enable", "Page.enable"):
+            self.call(m)
+        self.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                  downloadThroughput=0, uploadThroughput=0)
+
+    def call(self, method, **params):
+        self.id += 1
+        self.ws.send(json.dumps({"id": self.id, "method": method, "params": params}))
+        while True:
+            m = json.loads(self.ws.recv())
+            if m.get("id") == self.id:
+                if "error" in m:
+                    fail(f"{method}: {m['error']}")
+                return m.get("result", {})
+            self.events.append(m)
+
+    def wait_event(self, name, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            if any(e.get("method") == name for e in self.events):
+                return
+            self.events.append(json.loads(self.ws.recv()))
+        fail(f"no {name} within {timeout} s")
+
+    def load(self, path):
+        self.events = []
+        url = "file://" + os.path.abspath(path)
+        self.call("Page.navigate", url=url)
+        self.wait_event("Page.loadEventFired")
+        time.sleep(0.2)  # late requests or console lines would arrive now
+        self.call("Runtime.evaluate", expression="1")
+        return url
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True)
+        if "exceptionDetails" in r:
+            fail(f"{expr}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def shot(self, out):
+        self.call("Emulation.setDeviceMetricsOverride", width=1000, height=1400,
+                  deviceScaleFactor=1, mobile=False)
+        png = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+        with open(out, "wb") as f:
+            f.write(png)
+
+    def close(self):
+        try:
+            self.ws.close()
+        finally:
+            self.proc.terminate()
+            self.proc.wait(10)
+            shutil.rmtree(self.prof, ignore_errors=True)
+
+
+DOM = """(() => {
+ const figs = [...document.querySelectorAll('figure.chart')];
+ return {
+  title: document.title,
+  charts: figs.map(f => ({
+    id: f.id,
+    svgTitle: (f.querySelector('svg > title') || {}).textContent || '',
+    xlabel: (f.querySelector('svg .xlabel') || {}).textContent || '',
+    ylabel: (f.querySelector('svg .ylabel') || {}).textContent || '',
+    points: f.querySelectorAll('svg g.pt').length,
+    pointTitles: [...f.querySelectorAll('svg g.pt > title')].map(t => t.textContent).slice(0, 3),
+    marked: f.querySelectorAll('svg g.pt.marked').length,
+    lines: f.querySelectorAll('svg g.series').length,
+    dashes: [...f.querySelectorAll('svg path.line')].map(p => p.getAttribute('stroke-dasharray')),
+    tableRows: f.querySelectorAll('table.chartdata tbody tr').length,
+    width: f.querySelector('svg').getBoundingClientRect().width })),
+  tables: [...document.querySelectorAll('table')].map(t => t.className),
+  verdict: (document.querySelector('#verdict, p.verdict') || {}).textContent || '',
+  text: document.body.innerText.slice(0, 20000) };
+})()"""
+
+
+def check_page(br, path, kind, want_tables, shot=None, want_marked=False):
+    url = br.load(path)
+    reqs = [e["params"]["request"]["url"] for e in br.events if e.get("method") == "Network.requestWillBeSent"]
+    others = [u for u in reqs if u != url]
+    if others:
+        fail(f"{path}: requests left the file: {others}")
+    errs = [e for e in br.events if e.get("method") in ("Runtime.exceptionThrown",)
+            or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning"))
+            or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "warning", "assert"))]
+    if errs:
+        fail(f"{path}: console errors: {json.dumps(errs)[:2000]}")
+    d = br.js(DOM)
+    if not d["charts"]:
+        fail(f"{path}: no charts")
+    for c in d["charts"]:
+        if c["points"] < 1 or not c["svgTitle"] or c["tableRows"] < 1:
+            fail(f"{path}: chart {c['id']} lacks points, title or table: {c}")
+        if "(" not in c["ylabel"] or not c["xlabel"]:
+            fail(f"{path}: chart {c['id']} axis labels without units: {c['xlabel']!r} {c['ylabel']!r}")
+        if len(set(c["dashes"])) != len(c["dashes"]):
+            fail(f"{path}: chart {c['id']}: two lines share a dash pattern {c['dashes']}")
+        if not all(("GB/s" in t or " us" in t) for t in c["pointTitles"]):
+            fail(f"{path}: point titles lack figures: {c['pointTitles']}")
+        if c["width"] < 300:
+            fail(f"{path}: chart {c['id']} is not drawn at a readable size: {c['width']}")
+    for t in want_tables:
+        if t not in d["tables"]:
+            fail(f"{path}: no table.{t} (have {d['tables']})")
+    if want_marked and not any(c["marked"] for c in d["charts"]):
+        fail(f"{path}: no regressed size marked")
+    if shot:
+        br.shot(shot)
+    print(f"ok {kind} {path}: {len(d['charts'])} charts, "
+          f"{sum(c['points'] for c in d['charts'])} points, {len(reqs)} request (the file), no console error")
+    return d
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    os.makedirs(SHOTS, exist_ok=True)
+    W = lambda *p: os.path.join(WORK, *p)
+    nt_json = glob.glob(os.path.join(DATA, "*.json"))[0]
+    nt_text = glob.glob(os.path.join(DATA, "*.txt"))[0]
+    # Real runs: MPI with 2 ranks (report), and the sim with four profiles.
+    run(MPIRUN + ["-np", "2", BIN, "sweep", "-c", "allreduce,allgather", "-b", "1K", "-e", "256K",
+                  "-n", "50", "-w", "2", "-q", "--out", W("mpi"), "--html", W("sweep-mpi.html")])
+    run(MPIRUN + ["-np", "2", BIN, "sweep", "--backend", "sim", "-p", "default,p2p-off,ring,tree",
+                  "-c", "allreduce,allgather", "-b", "8", "-e", "64M", "-q", "--out", W("sim"),
+                  "--html", W("sweep-sim.html")])
+    # A second sim run, slower on purpose (jitter-free edit of the times), for compare.
+    doc = json.load(open(W("sim", "run.json")))
+    for p in doc["profiles"]:
+        for r in p["results"]:
+            if r["bytes"] >= 1 << 20:
+                for k in r["time_us"]:
+                    r["time_us"][k] *= 1.3
+                r["busbw_gbps"] /= 1.3
+                r["algbw_gbps"] /= 1.3
+    doc["started"] = "2099-01-01T00:00:00Z"
+    os.makedirs(W("sim-slow"))
+    json.dump(doc, open(W("sim-slow", "run.json"), "w"))
+    run([BIN, "report", W("sim"), "--html", W("report-sim.html")])
+    run([BIN, "report", nt_json, "--html", W("report-ncclt.html")])
+    run([BIN, "report", nt_text, "--html", W("report-nccltext.html")])
+    run([BIN, "compare", W("sim"), W("sim-slow"), "--html", W("compare-sim.html")], expect=1)
+    run([BIN, "compare", nt_json, nt_text, "--html", W("compare-ncclt.html")])
+    os.makedirs(W("hist"))
+    for n in ("mpi", "sim", "sim-slow"):
+        shutil.copytree(W(n), W("hist", n))
+    shutil.copy(nt_json, W("hist"))
+    run([BIN, "history", W("hist"), "--html", W("history.html")])
+    # A string from a run file reaches the page escaped, never as markup.
+    doc["profiles"][0]["reason"] = "<script>alert(1)</script>"
+    doc["profiles"][0]["status"] = "timeout"
+    os.makedirs(W("evil"))
+    json.dump(doc, open(W("evil", "run.json"), "w"))
+    run([BIN, "report", W("evil"), "--html", W("report-evil.html")])
+
+    br = Browser()
+    try:
+        rep = ["run", "profiles", "peaks", "bands", "advice", "chartdata"]
+        check_page(br, W("sweep-mpi.html"), "report", rep)
+        d = check_page(br, W("sweep-sim.html"), "report", rep, os.path.join(SHOTS, "report.png"))
+        if len(d["charts"]) != 4 or any(c["lines"] != 4 for c in d["charts"]):
+            fail(f"sim report: want 4 charts of 4 profiles: {[(c['id'], c['lines']) for c in d['charts']]}")
+        if "line rate" not in d["text"]:
+            fail("sim report: no line rate of the modelled system")
+        check_page(br, W("report-sim.html"), "report", rep)
+        check_page(br, W("report-ncclt.html"), "report", rep)
+        check_page(br, W("report-nccltext.html"), "report", rep)
+        d = check_page(br, W("compare-sim.html"), "compare", ["fingerprint", "pairs", "chartdata"],
+                       os.path.join(SHOTS, "compare.png"), want_marked=True)
+        if not d["verdict"].startswith("Verdict: regression"):
+            fail(f"compare: verdict not first or not a regression: {d['verdict']!r}")
+        d = check_page(br, W("compare-ncclt.html"), "compare", ["fingerprint", "pairs"])
+        if "no regression" not in d["verdict"]:
+            fail(f"compare of nccl-tests JSON and text: {d['verdict']!r}")
+        d = check_page(br, W("history.html"), "history", ["runs", "chartdata"], os.path.join(SHOTS, "history.png"))
+        if "regression" not in d["text"]:
+            fail("history: the slow run's verdict is not shown")
+        d = check_page(br, W("report-evil.html"), "report", rep)
+        if "<script>alert(1)</script>" not in d["text"] or br.js("document.scripts.length") != 0:
+            fail("a run's string became markup")
+    finally:
+        br.close()
+    # Bad input: one line, exit 2, no file.
+    for args in (["report", W("nope"), "--html", W("x.html")],
+                 ["report", W("sim"), "--html", "/nonexistent-dir/x.html"],
+                 ["compare", W("sim"), W("nope"), "--html", W("x.html")],
+                 ["history", W("nope"), "--html", W("x.html")]):
+        p = run([BIN] + args, expect=2)
+        if len(p.stderr.strip().splitlines()) != 1 or os.path.exists(W("x.html")):
+            fail(f"{args}: want one line and no file: {p.stderr!r}")
+    print("ok bad input: one line, exit 2, no file")
+
+
+main()
