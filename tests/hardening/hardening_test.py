@@ -177,6 +177,18 @@ def g_defects():
         except (UnicodeDecodeError, ValueError) as e:
             err = str(e)
     check("d9_utf8_out", ok, "rc=%s %r" % (rc, err[-200:]))
+    # 9: plot: undrawable figures refused in one line, never a claim of charts not drawn
+    if subprocess.run(["sh", "-c", "command -v gnuplot"], stdout=subprocess.DEVNULL).returncode == 0:
+        for tag, mut in (("huge", {"mean": 1e308, "bw": 1e308}), ("dropped", {"mean": -1, "bw": None})):
+            doc = json.load(open(good_run()))
+            for r in doc["profiles"][0]["results"]:
+                r["time_us"]["mean"] = mut["mean"]
+                r["busbw_gbps"] = r["algbw_gbps"] = mut["bw"]
+            f = write(tmp("plot-%s.json" % tag), json.dumps(doc))
+            out = fresh("plot-" + tag)
+            rc, so, err = expect_usage("d9_plot_%s" % tag, ["plot", f, "--out", out])
+            pngs = [x for x in os.listdir(out) if x.endswith(".png")] if os.path.isdir(out) else []
+            check("d9_plot_%s_no_claim" % tag, "wrote" not in so and not pngs, "%r %s" % (so, pngs))
     # 10: profiles
     for nm, body, want in (
             ("p_space", {"name": "ps", "env": {"NCCL ALGO": "Ring"}}, "variable name"),
