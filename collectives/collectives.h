@@ -6,8 +6,11 @@
  * received element must hold. Data types and reduction ops live here too,
  * with the fill pattern whose reduction is exact in every dtype.
  *
- * Adding a collective: one file here, one entry in dl_colls[], one call per
- * backend.
+ * Adding a collective: a line in DL_COLL_LIST and its case in
+ * dl_expected_source (pattern.h), one file collectives/<name>.c defining
+ * dl_coll_<name> (CMakeLists.txt globs the folder), and the call
+ * in each backend's switch (src/backends/mpi.c call_once, nccl.c enqueue;
+ * sim.c model_us only if its step count differs from a ring's n-1).
  */
 #ifndef DL_COLLECTIVES_H
 #define DL_COLLECTIVES_H
@@ -15,16 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum {
-    DL_COLL_ALLREDUCE,
-    DL_COLL_ALLGATHER,
-    DL_COLL_BROADCAST,
-    DL_COLL_REDUCESCATTER,
-    DL_COLL_ALLTOALL,
-    DL_COLL_SENDRECV,
-    DL_COLL_REDUCE,
-    DL_COLL_COUNT
-} dl_coll_id_t;
+#include "pattern.h" /* dl_coll_id_t, from DL_COLL_LIST */
 
 typedef enum {
     DL_DT_FLOAT32,
@@ -56,6 +50,7 @@ typedef struct {
      * and the result live inside it (elements). */
     size_t inplace_send_offset;
     size_t inplace_recv_offset;
+    uint64_t requested;  /* the size asked for (all-to-all-v's counts follow from it) */
 } dl_counts_t;
 
 typedef struct dl_coll {
@@ -85,6 +80,18 @@ extern const char *const dl_op_names[DL_OP_COUNT];
 const dl_coll_t *dl_coll_find(const char *name);
 size_t dl_dtype_size(dl_dtype_t dt);
 int dl_dtype_is_float(dl_dtype_t dt);
+
+/* all-to-all-v's counts (collectives/alltoallv.c). The matrix, once loaded
+ * (a bad file: one line, DL_ERR_INPUT, exit 2), holds for the process; a
+ * worker loads the file named by DL_ALLTOALLV_MATRIX_ENV on first use. */
+#define DL_ALLTOALLV_MATRIX_ENV "DLCOMM_ALLTOALLV_MATRIX"
+int dl_alltoallv_matrix_load(const char *path, int nranks); /* a dl_status_t */
+void dl_alltoallv_matrix_free(void);
+int dl_alltoallv_has_matrix(void);
+/* Elements rank src sends to rank dst at a requested size. */
+size_t dl_alltoallv_count(int src, int dst, int nranks, uint64_t bytes, size_t esize);
+/* The voff table of dl_expected_source for rank (malloc'd, 2n+1 entries). */
+size_t *dl_alltoallv_offsets(uint64_t bytes, size_t esize, int nranks, int rank);
 
 /* Default collectives when -c is not given: allreduce, allgather, broadcast. */
 #define DL_COLL_DEFAULT_MASK \

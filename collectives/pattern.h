@@ -15,10 +15,20 @@
 #define DL_HD static inline
 #endif
 
-/* Kept in step with dl_coll_id_t, dl_dtype_t and dl_op_t (checked by
- * static asserts in collectives/registry.c). */
-enum { DL_PC_ALLREDUCE, DL_PC_ALLGATHER, DL_PC_BROADCAST, DL_PC_REDUCESCATTER,
-       DL_PC_ALLTOALL, DL_PC_SENDRECV, DL_PC_REDUCE };
+/* The collectives, in the order of their ids and of `-c all`: X(ID, name).
+ * This list is the only one: it makes dl_coll_id_t (DL_COLL_ID), dl_colls[]
+ * and dl_coll_names[] (registry.c, which expects a const dl_coll_t
+ * dl_coll_<name> in collectives/<name>.c). */
+#define DL_COLL_LIST(X)                                                               \
+    X(ALLREDUCE, allreduce) X(ALLGATHER, allgather) X(BROADCAST, broadcast)           \
+    X(REDUCESCATTER, reducescatter) X(ALLTOALL, alltoall) X(SENDRECV, sendrecv)        \
+    X(REDUCE, reduce) X(GATHER, gather) X(SCATTER, scatter) X(ALLTOALLV, alltoallv)
+
+#define DL_COLL_ENUM_(id, name) DL_COLL_##id,
+typedef enum { DL_COLL_LIST(DL_COLL_ENUM_) DL_COLL_COUNT } dl_coll_id_t;
+#undef DL_COLL_ENUM_
+
+/* Kept in step with dl_op_t (a static assert in collectives/registry.c). */
 enum { DL_PO_SUM, DL_PO_PROD, DL_PO_MIN, DL_PO_MAX, DL_PO_AVG };
 
 /* Value rank puts at send index i. narrow: fp8 (integers exact only to 8);
@@ -46,34 +56,59 @@ DL_HD double dl_pattern_value(int narrow, int is_unsigned, int reduces, int op, 
 
 /* Where result element i of `rank` comes from: the reduction at global index
  * *src_index (returns 1), the pattern of *src_rank at *src_index (returns 2),
- * or nowhere defined (returns 0: reduce on a non-root rank). per is the
- * count of one rank's block (send_count of all-gather, recv_count of
- * reduce-scatter, param_count of all-to-all). */
+ * or nowhere defined (returns 0: reduce and gather on a non-root rank). per
+ * is the count of one rank's block (param_count: send_count of all-gather
+ * and gather, recv_count of reduce-scatter and scatter, one block of
+ * all-to-all). voff (all-to-all-v only, dl_alltoallv_offsets): where each
+ * source's block starts in the result (n+1 entries), then where the block
+ * for this rank starts in each source's send buffer (n entries). A new
+ * collective adds its case here. */
 DL_HD int dl_expected_source(int coll, int rank, int nranks, int root, size_t per, size_t i,
-                             int *src_rank, size_t *src_index)
+                             const size_t *voff, int *src_rank, size_t *src_index)
 {
     switch (coll) {
-    case DL_PC_ALLREDUCE:
+    case DL_COLL_ALLREDUCE:
         *src_index = i;
         return 1;
-    case DL_PC_REDUCE:
+    case DL_COLL_REDUCE:
         *src_index = i;
         return rank == root ? 1 : 0;
-    case DL_PC_REDUCESCATTER:
+    case DL_COLL_REDUCESCATTER:
         *src_index = (size_t)rank * per + i;
         return 1;
-    case DL_PC_ALLGATHER:
+    case DL_COLL_ALLGATHER:
         *src_rank = (int)(i / per);
         *src_index = i % per;
         return 2;
-    case DL_PC_ALLTOALL:
+    case DL_COLL_ALLTOALL:
         *src_rank = (int)(i / per);
         *src_index = (size_t)rank * per + i % per;
         return 2;
-    case DL_PC_BROADCAST:
+    case DL_COLL_BROADCAST:
         *src_rank = root;
         *src_index = i;
         return 2;
+    case DL_COLL_GATHER:
+        *src_rank = (int)(i / per);
+        *src_index = i % per;
+        return rank == root ? 2 : 0;
+    case DL_COLL_SCATTER:
+        *src_rank = root;
+        *src_index = (size_t)rank * per + i;
+        return 2;
+    case DL_COLL_ALLTOALLV: { /* the last source whose block starts at or before i */
+        int lo = 0, hi = nranks - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (voff[mid] <= i)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        *src_rank = lo;
+        *src_index = voff[nranks + 1 + lo] + (i - voff[lo]);
+        return 2;
+    }
     default: /* sendrecv: from the previous rank */
         *src_rank = (rank - 1 + nranks) % nranks;
         *src_index = i;

@@ -2,21 +2,15 @@
 #include "common.h"
 #include "pattern.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-extern const dl_coll_t dl_coll_allreduce, dl_coll_allgather, dl_coll_broadcast,
-    dl_coll_reducescatter, dl_coll_alltoall, dl_coll_sendrecv, dl_coll_reduce;
-
-const dl_coll_t *const dl_colls[DL_COLL_COUNT] = {
-    [DL_COLL_ALLREDUCE] = &dl_coll_allreduce,   [DL_COLL_ALLGATHER] = &dl_coll_allgather,
-    [DL_COLL_BROADCAST] = &dl_coll_broadcast,   [DL_COLL_REDUCESCATTER] = &dl_coll_reducescatter,
-    [DL_COLL_ALLTOALL] = &dl_coll_alltoall,     [DL_COLL_SENDRECV] = &dl_coll_sendrecv,
-    [DL_COLL_REDUCE] = &dl_coll_reduce,
-};
-
-const char *const dl_coll_names[DL_COLL_COUNT] = {
-    "allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
-};
+#define DL_COLL_EXTERN_(id, name) extern const dl_coll_t dl_coll_##name;
+DL_COLL_LIST(DL_COLL_EXTERN_)
+#define DL_COLL_ENTRY_(id, name) [DL_COLL_##id] = &dl_coll_##name,
+const dl_coll_t *const dl_colls[DL_COLL_COUNT] = {DL_COLL_LIST(DL_COLL_ENTRY_)};
+#define DL_COLL_NAME_(id, name) [DL_COLL_##id] = #name,
+const char *const dl_coll_names[DL_COLL_COUNT] = {DL_COLL_LIST(DL_COLL_NAME_)};
 
 const dl_coll_t *dl_coll_find(const char *name)
 {
@@ -45,8 +39,6 @@ void dl_fill_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
         dl_value_store(dt, dst, i, dl_pattern(dt, c->has_op, op, rank, i));
 }
 
-_Static_assert(DL_PC_REDUCE == (int)DL_COLL_REDUCE && DL_PC_SENDRECV == (int)DL_COLL_SENDRECV,
-               "pattern.h collective ids out of step");
 _Static_assert(DL_PO_AVG == (int)DL_OP_AVG, "pattern.h op ids out of step");
 
 int dl_coll_expected(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank, int nranks,
@@ -54,8 +46,14 @@ int dl_coll_expected(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank, in
 {
     int src_rank = 0;
     size_t src = 0;
-    int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i,
+    size_t *voff = c->id == DL_COLL_ALLTOALLV
+                       ? dl_alltoallv_offsets(cnt->requested, dl_dtype_size(dt), nranks, rank)
+                       : NULL;
+    if (c->id == DL_COLL_ALLTOALLV && !voff)
+        return 0;
+    int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i, voff,
                                  &src_rank, &src);
+    free(voff);
     if (how == 1)
         *value = dl_pattern_reduced(dt, op, nranks, src);
     else if (how == 2)
@@ -75,11 +73,16 @@ uint64_t dl_check_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
     if (c->has_op)
         for (size_t k = 0; k < DL_PATTERN_PERIOD; k++)
             table[k] = dl_pattern_reduced(dt, op, nranks, k);
+    size_t *voff = c->id == DL_COLL_ALLTOALLV
+                       ? dl_alltoallv_offsets(cnt->requested, dl_dtype_size(dt), nranks, rank)
+                       : NULL;
+    if (c->id == DL_COLL_ALLTOALLV && !voff)
+        return cnt->recv_count; /* out of memory: nothing could be checked */
     uint64_t wrong = 0;
     for (size_t i = 0; i < cnt->recv_count; i++) {
         int src_rank = 0;
         size_t src = 0;
-        int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i,
+        int how = dl_expected_source((int)c->id, rank, nranks, root, cnt->param_count, i, voff,
                                      &src_rank, &src);
         if (how == 0)
             break; /* nothing defined on this rank */
@@ -88,5 +91,6 @@ uint64_t dl_check_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
         if (!dl_value_matches(dt, op, nranks, dl_value_load(dt, recvbuf, i), want))
             wrong++;
     }
+    free(voff);
     return wrong;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "analysis/analysis.h"
 #include "commands.h"
 
@@ -24,8 +26,9 @@ static const char usage[] =
     "RUN: dlcomm run.json, nccl-tests -J JSON or nccl-tests text output. Two charts per\n"
     "collective, <collective>-busbw.FMT and <collective>-time.FMT: size on a log-2 axis,\n"
     "one line per profile (one run) or per run (several). The data (<collective>.dat)\n"
-    "and the gnuplot script (plot.gp) stay beside them. Needs gnuplot on PATH (exit 2\n"
-    "and nothing written without it).";
+    "and the gnuplot script (plot.gp) stay beside them. A tune record (dlcomm tune --json,\n"
+    "or its run.json) gives tune-exposed.FMT: exposed time per candidate, one line per\n"
+    "profile. Needs gnuplot on PATH (exit 2 and nothing written without it).";
 
 #define MAX_RUNS 32
 
@@ -59,6 +62,17 @@ int cmd_plot(int argc, char **argv)
         else
             snprintf(dir, sizeof(dir), ".");
         o.out = dir;
+    }
+    cJSON *tune = dl_an_tune_load(pos[0]);
+    if (tune) { /* a tune record: its chart alone */
+        dl_plot_opts_t po = {.outdir = o.out, .format = o.format};
+        dl_status_t st = npos == 1 ? dl_an_plot_tune(tune, &po) : DL_ERR_USAGE;
+        if (npos != 1)
+            dl_err("a tune record is plotted on its own (one file)");
+        else if (st == DL_OK)
+            printf("# wrote %s/tune-exposed.%s\n", o.out, o.format);
+        cJSON_Delete(tune);
+        return dl_status_exit_code(st);
     }
     dl_run_t runs[MAX_RUNS];
     dl_run_t *pr[MAX_RUNS];

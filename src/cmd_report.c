@@ -3,13 +3,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "analysis/analysis.h"
 #include "commands.h"
 #include "engine/engine.h" /* dl_data_find: system descriptions */
 
 typedef struct {
     int json;
-    const char *baseline, *prometheus, *html, *system;
+    const char *baseline, *prometheus, *html, *system, *tune;
 } report_opts_t;
 
 #define O(f) offsetof(report_opts_t, f)
@@ -24,13 +26,16 @@ static const dl_opt_t report_opts[] = {
     {"system", 0, DL_OPT_STR, NULL, "NAME|FILE",
      "the system description of RUN's hardware, for the line rate in the charts "
      "(default: the one a sim run modelled)", O(system), NULL},
+    {"tune", 0, DL_OPT_STR, NULL, "FILE",
+     "a dlcomm tune record: say how the curve's fusion advice compares with its measured answer",
+     O(tune), NULL},
 };
 DL_OPTS_EXPORT("report", report_opts)
 #undef O
 
 static const char usage[] =
     "usage: dlcomm report RUN [--json] [--baseline RUN1] [--prometheus FILE] [--html FILE]\n"
-    "       [--system NAME|FILE]\n\n"
+    "       [--system NAME|FILE] [--tune FILE]\n\n"
     "RUN: dlcomm run.json, nccl-tests -J JSON or nccl-tests text output. Per collective\n"
     "and profile: peak busbw, the smallest sizes reaching 50% and 90% of it, the latency\n"
     "floor (fastest call up to 64 KiB); the best profile per size band (< 64 KiB,\n"
@@ -68,6 +73,14 @@ int cmd_report(int argc, char **argv)
         }
         have_base = 1;
     }
+    cJSON *tune = NULL;
+    if (o.tune && !(tune = dl_an_tune_load(o.tune))) {
+        dl_err("--tune %s: not a dlcomm tune record (tune --json, or its run.json)", o.tune);
+        if (have_base)
+            dl_an_free(&b);
+        dl_an_free(&r);
+        return 2;
+    }
     dl_status_t st = DL_OK;
     if (o.prometheus)
         st = dl_an_prometheus(o.prometheus, &r);
@@ -78,6 +91,18 @@ int cmd_report(int argc, char **argv)
     }
     if (st == DL_OK)
         st = dl_an_report(stdout, &r, have_base ? &b : NULL, o.json);
+    if (st == DL_OK && tune && !o.json)
+        dl_an_tune_compare(stdout, NULL, &r, tune);
+    else if (st == DL_OK && tune) { /* a second JSON document after the report's */
+        cJSON *j = cJSON_CreateObject();
+        dl_an_tune_compare(NULL, j, &r, tune);
+        char *text = cJSON_Print(j);
+        if (text)
+            printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(j);
+    }
+    cJSON_Delete(tune);
     if (have_base)
         dl_an_free(&b);
     dl_an_free(&r);

@@ -19,7 +19,7 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles;
+    const char *profiles, *aggregate, *matrix;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -39,7 +39,7 @@ static const char *fraction(const void *f)
 #define O(f) offsetof(sweep_opts_t, f)
 static const dl_opt_t sweep_opts[] = {
     {"collectives", 'c', DL_OPT_STR, "allreduce,allgather,broadcast", "LIST",
-     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce or all", O(colls), NULL},
+     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce,gather,scatter or all", O(colls), NULL},
     {"minbytes", 'b', DL_OPT_SIZE, "8", "SIZE", "smallest size (K/M/G suffixes)", O(minbytes), NULL},
     {"maxbytes", 'e', DL_OPT_SIZE, "128M", "SIZE", "largest size", O(maxbytes), NULL},
     {"stepfactor", 'f', DL_OPT_DOUBLE, "2", "F", "multiply the size by F (> 1)", O(factor), NULL},
@@ -48,7 +48,7 @@ static const dl_opt_t sweep_opts[] = {
      "float32,float16,bfloat16,float64,int32,int8 (nccl: also uint8,int64,uint32,uint64,fp8e4m3,fp8e5m2) or all",
      O(dtypes), NULL},
     {"op", 'o', DL_OPT_STR, "sum", "LIST", "sum,prod,min,max,avg or all", O(ops), NULL},
-    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast and reduce", O(root), dl_opt_nonneg_long},
+    {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast, reduce, gather and scatter", O(root), dl_opt_nonneg_long},
     {"placement", 0, DL_OPT_STR, "both", "WHERE", "out (out-of-place), in (in-place) or both",
      O(placement), NULL},
     {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), dl_opt_nonneg_long},
@@ -59,6 +59,12 @@ static const dl_opt_t sweep_opts[] = {
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations", O(min_iters), pos_long},
     {"max-iters", 0, DL_OPT_INT, "100000", "N", "adaptive: most timed iterations", O(max_iters), pos_long},
     {"check", 0, DL_OPT_FLAG, "1", NULL, "validate every result", O(check), NULL},
+    {"matrix", 0, DL_OPT_STR, NULL, "FILE",
+     "alltoallv's bytes from rank i to j: a square matrix, as nccl-tests' NCCL_TESTS_ALLTOALLV_MATRIX_FILE "
+     "(default: its generated pattern at the size)", O(matrix), NULL},
+    {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
+     "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
+     O(aggregate), NULL},
     {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto (nccl if it works here, else mpi), mpi, nccl or sim",
      O(backend), NULL},
     {"profiles", 'p', DL_OPT_STR, NULL, "LIST",
@@ -155,6 +161,7 @@ typedef struct {
     dl_plan_t plan;
     dl_sizes_t sizes;
     uint64_t stepbytes;
+    const dl_sweep_hook_t *hook; /* another command's plan (tune), or NULL */
 } sweep_plan_t;
 
 static int parse_rank0_only(void)
@@ -165,10 +172,34 @@ static int parse_rank0_only(void)
     return !r || strcmp(r, "0") == 0;
 }
 
-static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
+/* --matrix: read and checked before MPI starts (the launcher says how many
+ * ranks there are), then named to the workers through their environment. */
+static dl_status_t load_matrix(const char *path, uint32_t colls, size_t nsizes)
+{
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!n)
+        n = getenv("PMI_SIZE");
+    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, n ? atoi(n) : 1);
+    if (st != DL_OK)
+        return st;
+    if ((colls & (1u << DL_COLL_ALLTOALLV)) && nsizes != 1) {
+        dl_err("--matrix: alltoallv's counts come from the matrix, not the size: give one size (-b = -e)");
+        return DL_ERR_USAGE;
+    }
+    char abs[4096];
+    if (!realpath(path, abs) || setenv(DL_ALLTOALLV_MATRIX_ENV, abs, 1) != 0) {
+        dl_err("--matrix %s: cannot name it to the workers", path);
+        return DL_ERR_INPUT;
+    }
+    return DL_OK;
+}
+
+static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook,
+                              sweep_plan_t *sp)
 {
     dl_plan_t *p = &sp->plan;
     memset(sp, 0, sizeof(*sp));
+    sp->hook = hook;
     dl_status_t st = dl_list_parse("collective", o->colls, dl_coll_names, DL_COLL_COUNT, &p->colls);
     if (st == DL_OK)
         st = dl_list_parse("dtype", o->dtypes, dl_dtype_names, DL_DT_COUNT, &p->dtypes);
@@ -211,11 +242,22 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     }
     p->sizes = sp->sizes.v;
     p->nsizes = sp->sizes.n;
+    if (o->matrix && (st = load_matrix(o->matrix, p->colls, sp->sizes.n)) != DL_OK)
+        return st;
     p->root = (int)o->root;
-    p->mo = (dl_measure_opts_t){.warmup = (int)o->warmup, .iters = (int)o->iters,
+    int agg = DL_AGG_MAX;
+    if (dl_agg_parse(o->aggregate, &agg) != DL_OK)
+        return DL_ERR_USAGE;
+    p->mo = (dl_measure_opts_t){.agg = agg, .warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check};
+    if (hook) { /* its steps replace the size range */
+        p->sizes = hook->sizes;
+        p->nsizes = hook->nsizes;
+        p->places = hook->places;
+        p->mo.step = 1;
+    }
     return DL_OK;
 }
 
@@ -325,9 +367,11 @@ static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, si
     return (dl_status_t)st;
 }
 
-static cJSON *run_header(const sweep_cli_t *cli, int argc, char **argv, cJSON *fingerprint)
+static cJSON *run_header(const sweep_cli_t *cli, const char *name, int argc, char **argv,
+                         cJSON *fingerprint)
 {
-    char cmd[4096] = "dlcomm sweep";
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "%s", name);
     size_t n = strlen(cmd);
     for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
@@ -431,6 +475,8 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     pthread_create(&tid, NULL, deadline_thread, NULL);
     pthread_detach(tid);
 
+    if (st == DL_OK && be->describe && out->profile) /* as a worker's INFO record */
+        be->describe(ctx, cJSON_AddObjectToObject(out->profile, "backend_info"));
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, inj, be, ctx, out->rank, NULL);
     if (st == DL_OK)
@@ -545,7 +591,7 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
                        .profile_name = be->name,
                        .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
     if (rank == 0) {
-        out.run = run_header(cli, argc, argv, fp);
+        out.run = run_header(cli, sp->hook ? sp->hook->command : "dlcomm sweep", argc, argv, fp);
         if (!workers)
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
         else if (in.setup.system[0])
@@ -566,6 +612,8 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
             cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
         if (!workers && st != DL_OK && st != DL_ERR_CHECK)
             cJSON_AddStringToObject(out.profile, "reason", dl_status_str(st));
+        if (sp->hook) /* its analysis goes into the record */
+            st = dl_status_worse(st, sp->hook->finish(sp->hook->arg, out.run, dir, st));
         cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
         dl_status_t io = dl_run_write(out.run, dir);
         if (io == DL_OK && !o->quiet)
@@ -593,6 +641,11 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
 
 int cmd_sweep(int argc, char **argv)
 {
+    return dl_sweep_main(argc, argv, NULL);
+}
+
+int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
+{
     sweep_cli_t cli;
     int help = 0;
     if (cli_init(&cli) != DL_OK) {
@@ -608,7 +661,7 @@ int cmd_sweep(int argc, char **argv)
     sweep_plan_t sp;
     memset(&sp, 0, sizeof(sp));
     if (st == DL_OK && !help)
-        st = build_plan(o, &sp);
+        st = build_plan(o, hook, &sp);
     dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
@@ -618,7 +671,7 @@ int cmd_sweep(int argc, char **argv)
         st = dl_an_html_check("--html", o->html);
     dl_log_set_mute(0);
     if (help)
-        dl_opts_help(stdout, usage, cli.set.opts, cli.set.n);
+        dl_opts_help(stdout, hook ? hook->usage : usage, cli.set.opts, cli.set.n);
     if (help || st != DL_OK) {
         dl_sizes_free(&sp.sizes);
         dl_optset_free(&cli.set);

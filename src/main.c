@@ -24,6 +24,7 @@ static const dl_cmd_t commands[] = {
     {"sweep", cmd_sweep, "measure collectives over sizes, dtypes and profiles"},
     {"compare", cmd_compare, "compare two runs: regressions beyond the noise, exit 1 on any"},
     {"plot", cmd_plot, "gnuplot charts of busbw and time against size"},
+    {"tune", cmd_tune, "DDP bucket and Horovod fusion sizes from a model's measured training step"},
     {"history", cmd_history, "every run under some folders: trends, version changes, last verdict"},
     {"report", cmd_report, "peaks, saturation sizes, best profiles, Horovod and NCCL advice"},
     {"preflight", cmd_preflight, "pass/fail checks before a job, naming the host at fault"},

@@ -33,7 +33,7 @@ _dlcomm()
         --backend)
             mapfile -t COMPREPLY < <(compgen -W "auto mpi nccl sim" -- "$cur")
             return ;;
-        --out|--json|--prometheus|--baseline)
+        --out|--json|--prometheus|--baseline|--matrix)
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return ;;
     esac

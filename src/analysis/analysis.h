@@ -179,6 +179,13 @@ typedef struct {
 dl_status_t dl_an_find_gnuplot(char *buf, size_t len);
 /* One chart per collective and metric (busbw, time): <coll>-<metric>.<fmt>. */
 dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t *o);
+/* A tune record (tune --json, or a run.json with "tune"): its tune object
+ * (the caller deletes it; a cJSON *), or NULL when the file is not one. */
+struct cJSON;
+struct cJSON *dl_an_tune_load(const char *path);
+/* OUTDIR/tune-exposed.FMT: exposed time per candidate, one line per
+ * profile (data in tune.dat, script in tune.gp). */
+dl_status_t dl_an_plot_tune(const struct cJSON *tune, const dl_plot_opts_t *o);
 
 /* ---- report ---- */
 
@@ -226,6 +233,12 @@ dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, i
  * order of appearance; the advice (appended to rep->adv). */
 size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
 dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *baseline);
+/* The curve's HOROVOD_FUSION_THRESHOLD (bytes; 0: no all-reduce), and the
+ * profile it comes from. */
+uint64_t dl_an_fusion_threshold(const dl_run_t *r, char *prof, size_t plen);
+/* How the curve's advice compares with a tune record's measured answer:
+ * text to f, or into JSON j (a cJSON object) when f is NULL. */
+void dl_an_tune_compare(FILE *f, struct cJSON *j, const dl_run_t *r, const struct cJSON *tune);
 
 /* ---- history ---- */
 

@@ -5,6 +5,7 @@
  * names and renamed once gnuplot has succeeded, so a failure leaves none. */
 #include "analysis.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <spawn.h>
@@ -428,5 +429,153 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
     }
     free(tmp);
     free(fin);
+    return st;
+}
+
+/* ---- a tune record: exposed time per candidate, one line per profile ---- */
+
+/* The tune object of a file: a tune --json record, or run.json's "tune". */
+cJSON *dl_an_tune_load(const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (dl_read_file(path, &text, &len) != DL_OK)
+        return NULL;
+    cJSON *root = cJSON_Parse(text), *t = NULL;
+    free(text);
+    if (!root)
+        return NULL;
+    if (cJSON_GetObjectItemCaseSensitive(root, "candidates") &&
+        cJSON_GetObjectItemCaseSensitive(root, "recommendation"))
+        return root;
+    t = cJSON_DetachItemFromObjectCaseSensitive(root, "tune");
+    cJSON_Delete(root);
+    return t;
+}
+
+static void tune_label(const cJSON *c, char *buf, size_t len)
+{
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(c, "bucket_cap_mb");
+    const cJSON *thr = cJSON_GetObjectItemCaseSensitive(c, "fusion_threshold_bytes");
+    const cJSON *cyc = cJSON_GetObjectItemCaseSensitive(c, "cycle_time_ms");
+    if (cJSON_IsNumber(cap))
+        snprintf(buf, len, "%g MiB", cap->valuedouble);
+    else
+        snprintf(buf, len, "%g MiB/%g ms", cJSON_IsNumber(thr) ? thr->valuedouble / 1048576 : 0,
+                 cJSON_IsNumber(cyc) ? cyc->valuedouble : 0);
+}
+
+/* tune.dat: one block per profile (candidate number, exposed ms, comm ms). */
+static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const char *dat,
+                               const char *tmp_chart, char **gp, size_t *gplen)
+{
+    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(tune, "candidates");
+    char profs[16][64];
+    size_t np = 0;
+    for (const cJSON *c = cands ? cands->child : NULL; c; c = c->next) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "profile");
+        size_t j = 0;
+        while (cJSON_IsString(p) && j < np && strcmp(profs[j], p->valuestring))
+            j++;
+        if (cJSON_IsString(p) && j == np && np < 16)
+            snprintf(profs[np++], 64, "%s", p->valuestring);
+    }
+    char *dtext = NULL;
+    size_t dlen = 0;
+    FILE *d = open_memstream(&dtext, &dlen), *f = open_memstream(gp, gplen);
+    if (!d || !f)
+        return DL_ERR_NOMEM;
+    fprintf(d, "# dlcomm plot of a tune record: candidate exposed_ms comm_ms label\n");
+    int xmax = 0;
+    for (size_t k = 0; k < np; k++) {
+        int x = 0;
+        for (const cJSON *c = cands->child; c; c = c->next) {
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "profile");
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "exposed_us");
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "comm_us");
+            if (!cJSON_IsString(p) || strcmp(p->valuestring, profs[k]))
+                continue;
+            char lbl[64];
+            tune_label(c, lbl, sizeof(lbl));
+            if (cJSON_IsNumber(e) && cJSON_IsNumber(m))
+                fprintf(d, "%d %.6f %.6f \"%s\"\n", x, e->valuedouble / 1e3, m->valuedouble / 1e3,
+                        lbl);
+            x++;
+        }
+        xmax = x > xmax ? x : xmax;
+        fprintf(d, "\n\n");
+    }
+    fclose(d);
+    dl_status_t st = dl_write_atomic(dat, dtext, dlen);
+    free(dtext);
+    const cJSON *mo = cJSON_GetObjectItemCaseSensitive(tune, "model");
+    const cJSON *mn = mo ? cJSON_GetObjectItemCaseSensitive(mo, "name") : NULL;
+    const cJSON *fw = cJSON_GetObjectItemCaseSensitive(tune, "framework");
+    char title[256];
+    snprintf(title, sizeof(title), "dlcomm tune: %s, %s: exposed communication per step",
+             cJSON_IsString(mn) ? mn->valuestring : "model",
+             cJSON_IsString(fw) ? fw->valuestring : "");
+    fprintf(f, strcmp(o->format, "svg") == 0 ? "set terminal svg size 1000,600 dynamic noenhanced\n"
+                                             : "set terminal pngcairo size 1000,600 noenhanced\n");
+    fprintf(f, "set output ");
+    gp_str(f, tmp_chart);
+    fprintf(f, "\nset title ");
+    gp_str(f, title);
+    fprintf(f, "\nset ylabel \"exposed time per step (ms)\"\nset xlabel \"candidate\"\n"
+               "set grid\nset key left top\nset xrange [-0.5:%d.5]\nset xtics rotate by -30\nplot ",
+            xmax > 0 ? xmax - 1 : 0);
+    for (size_t k = 0; k < np; k++) {
+        fprintf(f, "%s", k ? ", " : "");
+        gp_str(f, dat);
+        fprintf(f, " index %zu using 1:2:xticlabels(4) with linespoints title ", k);
+        gp_str(f, profs[k]);
+    }
+    fprintf(f, "%s\nset output\n", np ? "" : "0 notitle");
+    fclose(f);
+    return st;
+}
+
+dl_status_t dl_an_plot_tune(const cJSON *tune, const dl_plot_opts_t *o)
+{
+    char exe[4096], dat[1100], gpf[1100], tmp[1100], fin[1100];
+    if (dl_an_find_gnuplot(exe, sizeof(exe)) != DL_OK) {
+        dl_err("gnuplot is not on PATH: install it (apt-get install gnuplot-nox); nothing written");
+        return DL_ERR_UNAVAILABLE;
+    }
+    if (strpbrk(o->outdir, "`\n\r\"")) {
+        dl_err("--out %s: a folder name with a quote, backquote or newline cannot be passed to "
+               "gnuplot", o->outdir);
+        return DL_ERR_USAGE;
+    }
+    if (dl_mkdir_p(o->outdir) != DL_OK || dl_dir_writable(o->outdir) != DL_OK) {
+        dl_err("--out %s: cannot create or write that folder", o->outdir);
+        return DL_ERR_IO;
+    }
+    snprintf(dat, sizeof(dat), "%s/tune.dat", o->outdir);
+    snprintf(gpf, sizeof(gpf), "%s/tune.gp", o->outdir);
+    snprintf(tmp, sizeof(tmp), "%s/.tune-exposed.%s.tmp", o->outdir, o->format);
+    snprintf(fin, sizeof(fin), "%s/tune-exposed.%s", o->outdir, o->format);
+    char *gp = NULL;
+    size_t gplen = 0;
+    dl_status_t st = tune_script(tune, o, dat, tmp, &gp, &gplen);
+    if (st == DL_OK)
+        st = dl_write_atomic(gpf, gp, gplen);
+    free(gp);
+    if (st == DL_OK)
+        st = spawn_gnuplot(exe, gpf);
+    struct stat sb;
+    if (st == DL_OK && (stat(tmp, &sb) != 0 || sb.st_size == 0)) {
+        dl_err("gnuplot wrote no %s", fin);
+        st = DL_ERR_INTERNAL;
+    }
+    if (st == DL_OK && rename(tmp, fin) != 0) {
+        dl_err("cannot write %s: %s", fin, strerror(errno));
+        st = DL_ERR_IO;
+    }
+    if (st != DL_OK) { /* no partial outputs */
+        unlink(tmp);
+        unlink(dat);
+        unlink(gpf);
+    }
     return st;
 }

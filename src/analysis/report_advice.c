@@ -55,12 +55,30 @@ static int best_allreduce(const dl_run_t *r, dl_curve_t *best, char *prof, size_
     return found;
 }
 
+/* The curve's fusion threshold: the smallest power of two at or above the
+ * size where all-reduce reaches 90% of its peak. */
+static uint64_t fusion_threshold(const dl_curve_t *c)
+{
+    uint64_t thr = 1;
+    while (thr < c->v[c->i90]->bytes && thr < (UINT64_C(1) << 62))
+        thr <<= 1;
+    return thr;
+}
+
+uint64_t dl_an_fusion_threshold(const dl_run_t *r, char *prof, size_t plen)
+{
+    dl_curve_t c;
+    if (!best_allreduce(r, &c, prof, plen))
+        return 0;
+    uint64_t thr = fusion_threshold(&c);
+    dl_curve_free(&c);
+    return thr;
+}
+
 static void horovod_fusion(out_t *o, const dl_curve_t *c, const char *prof)
 {
     const dl_row_t *r90 = c->v[c->i90], *pk = c->v[c->peak_i];
-    uint64_t thr = 1;
-    while (thr < r90->bytes && thr < (UINT64_C(1) << 62))
-        thr <<= 1;
+    uint64_t thr = fusion_threshold(c);
     char v[64], why[1024], s90[32], spk[32], sthr[32];
     dl_size_format(r90->bytes, s90, sizeof(s90));
     dl_size_format(pk->bytes, spk, sizeof(spk));

@@ -34,11 +34,18 @@ typedef struct {
     dl_case_t graph_case; /* what the graph holds */
     int has_graph;
     char name[96];
+    size_t *vcounts; /* alltoallv: send counts, send offsets, recv counts, recv offsets (4 x n) */
+    int reg;                  /* -R: 0 none, 1 ncclCommRegister, 2 ncclMemAlloc + symmetric window */
+    void *reg_handle[2];      /* -R 1: send, recv */
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    ncclWindow_t win[2];      /* -R 2: send, recv */
+#endif
 } nccl_ctx_t;
 
 /* The nccl backend's own options (sweep -G). */
 typedef struct {
     long graph_iters; /* calls captured per CUDA graph; 0 = no graphs */
+    long reg;         /* -R: buffer registration (nccl-tests' -R) */
 } nccl_opts_t;
 
 static dl_status_t cuda_fail(const char *what, cudaError_t e)
@@ -146,6 +153,14 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     m->nranks = cfg->nranks;
     const nccl_opts_t *o = cfg->opts;
     m->graph_iters = o ? (int)o->graph_iters : 0;
+    m->reg = o ? (int)o->reg : 0;
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 27, 0)
+    if (m->reg == 2) {
+        dl_err("-R 2 (symmetric windows) needs NCCL 2.27 or later; this build has %d.%d",
+               NCCL_MAJOR, NCCL_MINOR);
+        return DL_ERR_UNAVAILABLE;
+    }
+#endif
     m->deadline_s = cfg->deadline_s > 0 ? cfg->deadline_s : 600;
     m->device = cfg->local_rank % ndev;
     m->cap_hint = cfg->max_bytes;
@@ -175,22 +190,66 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     return st;
 }
 
+/* -R 1 registers the send and receive buffers with the communicator
+ * (ncclCommRegister); -R 2 allocates them with ncclMemAlloc and registers
+ * them as symmetric windows (ncclCommWindowRegister, NCCL 2.27+: a
+ * collective step, so every rank allocates alike: once, at the plan's
+ * largest size). The scratch copy of in-place point-to-point is not. */
+/* Before the communicator goes (fini), or the buffers do. */
+static void deregister(nccl_ctx_t *m)
+{
+    for (int i = 0; i < 2; i++) {
+        if (m->reg_handle[i] && m->comm)
+            ncclCommDeregister(m->comm, m->reg_handle[i]);
+        m->reg_handle[i] = NULL;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+        if (m->win[i] && m->comm)
+            ncclCommWindowDeregister(m->comm, m->win[i]);
+        m->win[i] = NULL;
+#endif
+    }
+}
+
 static void free_buffers(nccl_ctx_t *m)
 {
-    cudaFree(m->send);
-    cudaFree(m->recv);
+    void **b[2] = {&m->send, &m->recv};
+    deregister(m);
+    for (int i = 0; i < 2; i++) {
+        if (m->reg == 2)
+            ncclMemFree(*b[i]);
+        else
+            cudaFree(*b[i]);
+        *b[i] = NULL;
+    }
     cudaFree(m->scratch);
-    m->send = m->recv = m->scratch = NULL;
+    m->scratch = NULL;
     m->cap = m->scratch_cap = 0;
 }
 
 static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
 {
     free_buffers(m);
-    if (cudaMalloc(&m->send, bytes) != cudaSuccess || cudaMalloc(&m->recv, bytes) != cudaSuccess) {
-        cudaGetLastError(); /* not sticky: clear it */
-        free_buffers(m);
-        return 0;
+    void **b[2] = {&m->send, &m->recv};
+    for (int i = 0; i < 2; i++) {
+        int ok;
+        if (m->reg == 2)
+            ok = ncclMemAlloc(b[i], bytes) == ncclSuccess;
+        else
+            ok = cudaMalloc(b[i], bytes) == cudaSuccess;
+        if (ok && m->reg == 1)
+            ok = nccl_ok(m, ncclCommRegister(m->comm, *b[i], bytes, &m->reg_handle[i]),
+                         "ncclCommRegister") == DL_OK;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+        if (ok && m->reg == 2)
+            ok = nccl_ok(m, ncclCommWindowRegister(m->comm, *b[i], bytes, &m->win[i],
+                                                   NCCL_WIN_COLL_SYMMETRIC),
+                         "ncclCommWindowRegister") == DL_OK;
+#endif
+        if (!ok) {
+            cudaGetLastError(); /* not sticky: clear it */
+            free_buffers(m);
+            return 0;
+        }
     }
     m->cap = bytes;
     return 1;
@@ -203,6 +262,11 @@ static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
  * such a case does. */
 static dl_status_t ensure(nccl_ctx_t *m, size_t bytes, int scratch)
 {
+    if (m->reg == 2 && bytes > m->cap && m->cap) { /* a window is every rank's step: no regrowth */
+        dl_err("rank %d: -R 2 registers the buffers once, at %zu bytes; this case needs %zu "
+               "(raise -e)", m->rank, m->cap, bytes);
+        return DL_ERR_USAGE;
+    }
     if (bytes > m->cap && !(m->cap_hint > bytes && alloc_buffers(m, m->cap_hint)) &&
         !alloc_buffers(m, bytes)) {
         dl_err("rank %d: cannot allocate 2 x %zu bytes on GPU %d", m->rank, bytes, m->device);
@@ -260,6 +324,12 @@ static int nccl_supports(const dl_case_t *c, char *why, size_t len)
         snprintf(why, len, "fp8 types need NCCL 2.24 or later");
         return 0;
     }
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 28, 0)
+    if (c->place == DL_PLACE_IN && (c->coll->id == DL_COLL_GATHER || c->coll->id == DL_COLL_SCATTER)) {
+        snprintf(why, len, "in-place %s needs NCCL 2.28 (ncclGather/ncclScatter)", c->coll->name);
+        return 0;
+    }
+#endif
     return 1;
 }
 
@@ -272,7 +342,21 @@ static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
         return DL_ERR_UNAVAILABLE;
     }
     int scratch = c->place == DL_PLACE_IN &&
-                  (c->coll->id == DL_COLL_ALLTOALL || c->coll->id == DL_COLL_SENDRECV);
+                  (c->coll->id == DL_COLL_ALLTOALL || c->coll->id == DL_COLL_SENDRECV ||
+                   c->coll->id == DL_COLL_ALLTOALLV);
+    if (c->coll->id == DL_COLL_ALLTOALLV) { /* per-peer counts, once per case */
+        int n = m->nranks;
+        free(m->vcounts);
+        if (!(m->vcounts = malloc(4 * (size_t)n * sizeof(size_t))))
+            return DL_ERR_NOMEM;
+        size_t *sc = m->vcounts, *so = sc + n, *rc = so + n, *ro = rc + n;
+        for (int j = 0; j < n; j++) {
+            sc[j] = dl_alltoallv_count(m->rank, j, n, c->counts.requested, es);
+            rc[j] = dl_alltoallv_count(j, m->rank, n, c->counts.requested, es);
+            so[j] = j ? so[j - 1] + sc[j - 1] : 0;
+            ro[j] = j ? ro[j - 1] + rc[j - 1] : 0;
+        }
+    }
     dl_status_t st = ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es, scratch);
     if (st != DL_OK)
         return st;
@@ -309,11 +393,40 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
         if (in)
             recv = (char *)m->recv + k->inplace_recv_offset * es;
         return ncclReduceScatter(send, recv, k->param_count, t, op, m->comm, m->stream);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    case DL_COLL_GATHER: /* in place: the send block at its place in recv (counts) */
+        return ncclGather(send, recv, k->param_count, t, c->root, m->comm, m->stream);
+    case DL_COLL_SCATTER:
+        if (in) {
+            send = m->recv;
+            recv = (char *)m->recv + k->inplace_recv_offset * es;
+        }
+        return ncclScatter(send, recv, k->param_count, t, c->root, m->comm, m->stream);
+#else
+    case DL_COLL_GATHER:
+    case DL_COLL_SCATTER:
+#endif
     case DL_COLL_ALLTOALL:
+    case DL_COLL_ALLTOALLV:
     case DL_COLL_SENDRECV:
         break;
     default:
         return ncclInvalidArgument;
+    }
+    if (c->coll->id == DL_COLL_GATHER || c->coll->id == DL_COLL_SCATTER) {
+        /* Before NCCL 2.28 (out of place only, nccl_supports): the root's n
+         * receives or sends in a group, as nccl-tests does. */
+        int gather = c->coll->id == DL_COLL_GATHER;
+        size_t blk = k->param_count * es;
+        ncclResult_t r = ncclGroupStart();
+        if (m->rank == c->root)
+            for (int p = 0; p < m->nranks; p++)
+                gather ? ncclRecv(recv + p * blk, k->param_count, t, p, m->comm, m->stream)
+                       : ncclSend(send + p * blk, k->param_count, t, p, m->comm, m->stream);
+        gather ? ncclSend(send, k->param_count, t, c->root, m->comm, m->stream)
+               : ncclRecv(recv, k->param_count, t, c->root, m->comm, m->stream);
+        ncclResult_t g = ncclGroupEnd();
+        return r != ncclSuccess ? r : g;
     }
     /* Point-to-point collectives cannot read and write one buffer at once:
      * in place, send from a copy made on the same stream (part of the time). */
@@ -328,6 +441,14 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
         int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
         ncclSend(send, k->param_count, t, to, m->comm, m->stream);
         ncclRecv(recv, k->param_count, t, from, m->comm, m->stream);
+    } else if (c->coll->id == DL_COLL_ALLTOALLV) { /* as nccl-tests: a send and a receive per peer */
+        const size_t *sc = m->vcounts, *so = sc + m->nranks, *rc = so + m->nranks, *ro = rc + m->nranks;
+        for (int p = 0; p < m->nranks; p++) {
+            if (sc[p])
+                ncclSend(send + so[p] * es, sc[p], t, p, m->comm, m->stream);
+            if (rc[p])
+                ncclRecv(recv + ro[p] * es, rc[p], t, p, m->comm, m->stream);
+        }
     } else {
         for (int p = 0; p < m->nranks; p++) {
             ncclSend(send + (size_t)p * k->param_count * es, k->param_count, t, p, m->comm, m->stream);
@@ -464,6 +585,20 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     if (c->coll->has_op)
         for (int i = 0; i < 64; i++)
             k.table[i] = dl_pattern_reduced(c->dtype, c->op, m->nranks, (size_t)i);
+    size_t *voff = NULL;
+    if (c->coll->id == DL_COLL_ALLTOALLV) { /* the offsets table, on the device */
+        size_t *h = dl_alltoallv_offsets(c->counts.requested, es, m->nranks, m->rank);
+        size_t len = (2 * (size_t)m->nranks + 1) * sizeof(size_t);
+        cudaError_t e = h ? cudaMalloc((void **)&voff, len) : cudaErrorMemoryAllocation;
+        if (e == cudaSuccess)
+            e = cudaMemcpy(voff, h, len, cudaMemcpyHostToDevice);
+        free(h);
+        if (e != cudaSuccess) {
+            cudaFree(voff);
+            return cuda_fail("alltoallv check offsets", e);
+        }
+        k.voff = voff;
+    }
     dl_dev_type_t t = dev_type(c, m->nranks);
     const char *res = (char *)m->recv + (c->place == DL_PLACE_IN ? c->counts.inplace_recv_offset * es : 0);
     unsigned long long w[2] = {0, ~0ull}; /* count, first wrong index */
@@ -471,6 +606,7 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     CUDA_TRY(dl_dev_check(res, &t, &k, m->d_wrong, m->stream));
     CUDA_TRY(cudaMemcpyAsync(w, m->d_wrong, sizeof(w), cudaMemcpyDeviceToHost, m->stream));
     st = wait_stream(m, "check");
+    cudaFree(voff); /* NULL but for alltoallv */
     *wrong = w[0];
     if (st == DL_OK && w[0])
         report_first_wrong(m, c, res, w[1]);
@@ -483,6 +619,7 @@ static void nccl_fini(void *ctx)
     if (!m)
         return;
     double t0 = dl_now();
+    deregister(m);
     if (m->comm) {
         /* A clean finalize can block on a peer that is gone: bounded, then
          * abort, which releases everything whether or not it completed. */
@@ -503,6 +640,7 @@ static void nccl_fini(void *ctx)
     for (int i = 0; i < m->nev; i++)
         cudaEventDestroy(m->ev[i]);
     free(m->ev);
+    free(m->vcounts);
     double t2 = dl_now();
     free_buffers(m);
     if (m->h_go)
@@ -535,6 +673,10 @@ static void nccl_describe(void *ctx, void *json)
         cJSON_AddNumberToObject(json, "gpu_index", m->device);
     }
     cJSON_AddNumberToObject(json, "graph_iters", m ? m->graph_iters : 0);
+    static const char *const reg_names[] = {"none", "ncclCommRegister",
+                                            "ncclMemAlloc + ncclCommWindowRegister (symmetric)"};
+    cJSON_AddNumberToObject(json, "register", m ? m->reg : 0);
+    cJSON_AddStringToObject(json, "registration", reg_names[m ? m->reg : 0]);
     if (m)
         cJSON_AddNumberToObject(json, "comm_init_s", m->comm_init_s);
 }
@@ -545,9 +687,19 @@ static void nccl_traits(void *ctx, dl_backend_traits_t *t)
     t->unit_calls = m && m->graph_iters > 0 ? m->graph_iters : 1;
 }
 
+static const char *reg_level(const void *f)
+{
+    long v = *(const long *)f;
+    return v >= 0 && v <= 2 ? NULL : "must be 0, 1 or 2";
+}
+
 static const dl_opt_t nccl_opts[] = {
     {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
      offsetof(nccl_opts_t, graph_iters), dl_opt_nonneg_long},
+    {"register", 'R', DL_OPT_INT, "0", "0|1|2",
+     "nccl: 1 registers the buffers (ncclCommRegister), 2 allocates them with ncclMemAlloc as "
+     "symmetric windows (NCCL 2.27+), as nccl-tests' -R",
+     offsetof(nccl_opts_t, reg), reg_level},
 };
 
 const dl_backend_ops_t dl_backend_nccl = {

@@ -63,7 +63,8 @@ __global__ static void check_kernel(const void *buf, dl_dev_type_t t, dl_dev_che
          i += (size_t)gridDim.x * blockDim.x) {
         int src_rank = 0;
         size_t src = 0;
-        int how = dl_expected_source(c.coll, c.rank, c.nranks, c.root, c.per, i, &src_rank, &src);
+        int how = dl_expected_source(c.coll, c.rank, c.nranks, c.root, c.per, i, c.voff, &src_rank,
+                                     &src);
         if (how == 0)
             return;
         double want = how == 1 ? c.table[src % 64]

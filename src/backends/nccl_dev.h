@@ -28,6 +28,7 @@ cudaError_t dl_dev_fill(void *buf, const dl_dev_type_t *t, int reduces, int op, 
 typedef struct {
     int coll, rank, nranks, root, op;
     size_t per, count;
+    const size_t *voff; /* device copy of dl_alltoallv_offsets (alltoallv), else NULL */
     double table[64];
 } dl_dev_check_t;
 cudaError_t dl_dev_check(const void *buf, const dl_dev_type_t *t, const dl_dev_check_t *c,

@@ -110,6 +110,11 @@ dl_status_t dl_msg_send2(int fd, uint16_t type, const void *a, uint32_t alen, co
 /* Blocking read of one message. DL_ERR_CRASH on EOF, DL_ERR_COMM on bad framing. */
 dl_status_t dl_msg_recv(int fd, dl_msg_t *m);
 void dl_msg_free(dl_msg_t *m);
+/* Sends CONFIG: w (its rank fields set by the caller) with the backend,
+ * profile, run folder, sizes and the backend's options as their echo. */
+dl_status_t dl_config_send(int fd, dl_wire_config_t *w, const dl_backend_ops_t *be,
+                           const void *be_opts, const char *profile, const char *run_dir,
+                           const uint64_t *sizes, size_t nsizes);
 
 /* ---- profiles (topologies/profiles/NAME.json or a path) ---- */
 

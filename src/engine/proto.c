@@ -2,6 +2,7 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -87,4 +88,34 @@ void dl_msg_free(dl_msg_t *m)
     free(m->data);
     m->data = NULL;
     m->len = 0;
+}
+
+dl_status_t dl_config_send(int fd, dl_wire_config_t *w, const dl_backend_ops_t *be,
+                           const void *be_opts, const char *profile, const char *run_dir,
+                           const uint64_t *sizes, size_t nsizes)
+{
+    snprintf(w->backend, sizeof(w->backend), "%s", be->name);
+    snprintf(w->profile, sizeof(w->profile), "%s", profile);
+    snprintf(w->run_dir, sizeof(w->run_dir), "%s", run_dir);
+    w->nsizes = (uint32_t)nsizes;
+    /* The backend's options whole, as their echo: a new option is a row in
+     * its table, nothing here. */
+    cJSON *o = cJSON_CreateObject();
+    if (be_opts)
+        dl_opts_echo(be->opts, be->nopts, be_opts, o);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    w->opts_len = text ? (uint32_t)strlen(text) : 0;
+    size_t sz = nsizes * sizeof(uint64_t);
+    char *tail = malloc(sz + w->opts_len + 1);
+    dl_status_t st = tail ? DL_OK : DL_ERR_NOMEM;
+    if (tail) {
+        if (sz)
+            memcpy(tail, sizes, sz);
+        memcpy(tail + sz, text ? text : "", w->opts_len);
+        st = dl_msg_send2(fd, DL_MSG_CONFIG, w, sizeof(*w), tail, (uint32_t)(sz + w->opts_len));
+    }
+    free(tail);
+    free(text);
+    return st;
 }

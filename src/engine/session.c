@@ -63,18 +63,7 @@ static dl_status_t spawn(dl_session_t *s)
     w.local_rank = c->local_rank;
     w.local_size = c->local_size;
     w.serve = 1;
-    snprintf(w.backend, sizeof(w.backend), "%s", c->be->name);
-    snprintf(w.profile, sizeof(w.profile), "%s", c->profile->name);
-    snprintf(w.run_dir, sizeof(w.run_dir), "%s", c->run_dir);
-    cJSON *o = cJSON_CreateObject();
-    if (c->be_opts)
-        dl_opts_echo(c->be->opts, c->be->nopts, c->be_opts, o);
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    w.opts_len = text ? (uint32_t)strlen(text) : 0;
-    st = dl_msg_send2(s->w.fd, DL_MSG_CONFIG, &w, sizeof(w), text ? text : "", w.opts_len);
-    free(text);
-    return st;
+    return dl_config_send(s->w.fd, &w, c->be, c->be_opts, c->profile->name, c->run_dir, NULL, 0);
 }
 
 dl_status_t dl_session_open(const dl_session_cfg_t *cfg, dl_session_t **out)

@@ -157,27 +157,7 @@ static void send_config(dl_prof_run_t *r)
     w.nranks = c->nranks;
     w.local_rank = c->local_rank;
     w.local_size = c->local_size;
-    snprintf(w.backend, sizeof(w.backend), "%s", c->be->name);
-    snprintf(w.profile, sizeof(w.profile), "%s", r->p->name);
-    snprintf(w.run_dir, sizeof(w.run_dir), "%s", c->run_dir);
-    w.nsizes = (uint32_t)p->nsizes;
-    /* The backend's options whole, as their echo: a new option is a row in
-     * its table, nothing here. */
-    cJSON *o = cJSON_CreateObject();
-    if (c->be_opts)
-        dl_opts_echo(c->be->opts, c->be->nopts, c->be_opts, o);
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    w.opts_len = text ? (uint32_t)strlen(text) : 0;
-    size_t sz = p->nsizes * sizeof(uint64_t);
-    char *tail = malloc(sz + w.opts_len + 1);
-    if (tail) {
-        memcpy(tail, p->sizes, sz);
-        memcpy(tail + sz, text ? text : "", w.opts_len);
-        dl_msg_send2(r->w.fd, DL_MSG_CONFIG, &w, sizeof(w), tail, (uint32_t)(sz + w.opts_len));
-    }
-    free(tail);
-    free(text);
+    dl_config_send(r->w.fd, &w, c->be, c->be_opts, r->p->name, c->run_dir, p->sizes, p->nsizes);
 }
 
 /* One relay step: the MPI operation the worker's loop asked for. */

@@ -23,6 +23,7 @@ void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op
     c->root = coll->has_root ? root : -1;
     c->bytes_requested = bytes;
     coll->counts(bytes, dl_dtype_size(dt), nranks, rank, &c->counts);
+    c->counts.requested = bytes;
 }
 
 double dl_algbw(uint64_t bytes, double seconds)
@@ -167,6 +168,8 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
 {
     int cap = o->iters > 0 ? o->iters : (o->max_iters < 1024 ? o->max_iters : 1024);
     double *t = malloc(((size_t)cap + 1) * sizeof(*t));
+    uint64_t *scratch = NULL; /* -a mean's integer sums, one batch */
+    size_t scratch_n = 0;
     int n = 0;
     double spent = 0, local = 0, sum = 0; /* spent: device seconds; sum: per-call scaled */
     double unit = o->unit_calls > 1 ? o->unit_calls : 1;
@@ -192,7 +195,15 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
         /* One reduction per batch: the iterations' times and the batch total. */
         local += batch_total;
         t[n + b] = batch_total; /* the spare slot past this batch */
-        st = x->max_doubles(x->arg, t + n, (size_t)b + 1);
+        if (o->agg == DL_AGG_MEAN && scratch_n < (size_t)b + 1) {
+            free(scratch);
+            scratch_n = (size_t)b + 1;
+            if (!(scratch = malloc(scratch_n * sizeof(*scratch)))) {
+                st = DL_ERR_NOMEM;
+                break;
+            }
+        }
+        st = dl_agg_over_ranks(x, o->agg, t + n, (size_t)b + 1, scratch);
         if (st != DL_OK)
             break;
         batch_total = t[n + b];
@@ -204,6 +215,7 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
         if (o->iters > 0 ? n >= o->iters : adaptive_done(o, &run, spent, converged))
             break;
     }
+    free(scratch);
     *tp = t;
     *np = n;
     *total_s = sum;
@@ -281,4 +293,16 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     }
     out->status = st;
     return st;
+}
+
+/* For the step loop (step.c): the same agreement and the same stop rule. */
+dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st)
+{
+    return agree(x, st);
+}
+
+int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
+                      int *converged)
+{
+    return adaptive_done(o, r, spent, converged);
 }

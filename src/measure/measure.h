@@ -3,7 +3,8 @@
  * (collective, dtype, op, placement, size) it checks correctness, warms up,
  * then times batches of iterations until the 95% confidence interval of the
  * mean is within the target (adaptive) or a fixed count is done. The time of
- * an iteration is the slowest rank's; the loop never adds work inside a
+ * an iteration is the slowest rank's (or, with -a, the ranks' mean, the
+ * fastest's, rank 0's); the loop never adds work inside a
  * batch: cross-rank reductions happen between batches, through the xcomm
  * the caller provides (MPI in the supervisor, the supervisor's relay in a
  * worker), so every rank takes the same decision.
@@ -24,10 +25,21 @@ typedef struct {
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
+    int agg;               /* dl_agg_t: how an iteration's time is formed over ranks */
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
                             * Times come per call; batches are planned in units.
                             * Set from the backend's traits, never by a command */
+    int step;              /* the plan is training steps (dl_plan_t, below) */
 } dl_measure_opts_t;
+
+/* -a: an iteration's time over the ranks: the slowest's (default), their
+ * mean, the fastest's, rank 0's (nccl-tests' -a 3, 1, 2, 0). */
+typedef enum { DL_AGG_MAX, DL_AGG_MEAN, DL_AGG_MIN, DL_AGG_RANK0, DL_AGG_COUNT } dl_agg_t;
+extern const char *const dl_agg_names[DL_AGG_COUNT];
+/* A name or nccl-tests' digit; bad text: one line, DL_ERR_USAGE. */
+dl_status_t dl_agg_parse(const char *s, int *out);
+/* In place over ranks, n values (scratch: n uint64 for the mean). */
+dl_status_t dl_agg_over_ranks(const dl_xcomm_t *x, int agg, double *v, size_t n, uint64_t *scratch);
 
 /* The outcome of one case: what a row of the table and of run.json holds. */
 typedef struct {
@@ -73,6 +85,19 @@ typedef struct {
     dl_measure_opts_t mo;
 } dl_plan_t;
 
+/* A step plan (mo.step): sizes are the all-reduces of training steps, in
+ * the order a step issues them, each size's dtype in its top byte
+ * (DL_STEP_SIZE), steps separated by a 0. Each step is one measured unit:
+ * its calls run back to back, and steps repeat until the step time's 95% CI
+ * is within ci_target (or the budget or max_iters ends it); every distinct
+ * call is checked first. Per step, the callback gets one result per call
+ * (that call's time over the steps, slowest rank per call) and then one
+ * for the step (bytes: the step's sum; t: the step times). colls, dtypes
+ * and ops are ignored (allreduce, sum); places picks in or out of place. */
+#define DL_STEP_SIZE(bytes, dt) ((uint64_t)(bytes) | ((uint64_t)(dt) << 56))
+#define DL_STEP_BYTES(s) ((s) & ((1ull << 56) - 1))
+#define DL_STEP_DTYPE(s) ((dl_dtype_t)((s) >> 56))
+
 /* Called on every rank for every finished case; rank 0 holds the gathered
  * per-rank figures. A non-OK return stops the plan. */
 typedef dl_status_t (*dl_result_cb_t)(void *arg, dl_result_t *r);
@@ -83,6 +108,16 @@ size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be);
  * with wrong elements does not stop it: the callback sees r->wrong. */
 dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
                         const dl_xcomm_t *x, dl_result_cb_t cb, void *arg);
+
+/* The loop's agreement on a status (every rank learns whether any failed)
+ * and its adaptive stop rule, for the step loop. */
+dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st);
+int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
+                      int *converged);
+
+/* The step plan's walk (step.c), called by dl_plan_run. */
+dl_status_t dl_step_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
+                             const dl_xcomm_t *x, dl_result_cb_t cb, void *arg);
 
 /* Builds the case for (coll, dtype, op, place, root, size, nranks, rank). */
 void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,

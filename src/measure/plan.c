@@ -15,6 +15,8 @@ static int supported(const dl_backend_ops_t *be, const dl_coll_t *coll, int dt, 
 size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be)
 {
     size_t n = 0;
+    if (p->mo.step) /* a result per call, and one per step (each 0 ends one) */
+        return p->nsizes + (p->nsizes && p->sizes[p->nsizes - 1] ? 1 : 0);
     for (int c = 0; c < DL_COLL_COUNT; c++) {
         if (!(p->colls & (1u << c)))
             continue;
@@ -54,6 +56,8 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
 dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
                         const dl_xcomm_t *x, dl_result_cb_t cb, void *arg)
 {
+    if (p->mo.step)
+        return dl_step_plan_run(p, be, bctx, x, cb, arg);
     for (int ci = 0; ci < DL_COLL_COUNT; ci++) {
         const dl_coll_t *coll = dl_colls[ci];
         if (!(p->colls & (1u << ci)))

@@ -311,6 +311,28 @@ def case_shipped(c):
     check(bad in p.stderr, "a bad system file is not named: %s" % p.stderr)
 
 
+def case_rooted_agg(c):
+    """gather and scatter rows from workers; -a forms a row's time over the
+    processes through the relay (mean: integer sums, min: negated max)."""
+    for agg in ["mean", "min", "rank0"]:
+        c.sweep(4, ["--system", H200, "-c", "gather,scatter", "-r", "2", "-a", agg,
+                    "-b", "8", "-e", "1M", "-f", "32", "--placement", "out", "-n", "20"])
+        run = c.run_json()
+        check(run["options"]["aggregate"] == agg, "options.aggregate %s" % run["options"])
+        rows = run["profiles"][0]["results"]
+        check(sorted({r["collective"] for r in rows}) == ["gather", "scatter"] and len(rows) == 8,
+              "rows %s" % [(r["collective"], r["bytes"]) for r in rows])
+        for r in rows:
+            rt, m = r["rank_time_us"], r["time_us"]["mean"]
+            check(r["root"] == 2 and r["ranks"] == 8 and m > 0, "row %s" % r)
+            tol = 1e-6 * max(rt)
+            want = {"mean": sum(rt) / len(rt), "min": min(rt), "rank0": rt[0]}[agg]
+            if agg == "min":
+                check(m <= want + tol, "-a min: %s above the fastest rank's %s" % (m, rt))
+            else:
+                check(abs(m - want) <= tol, "-a %s: %s, ranks %s" % (agg, m, rt))
+
+
 def case_mpi_profiles(c):
     p = subprocess.run(c.mpirun + ["-np", "2", c.dlcomm, "sweep", "--backend", "mpi", "-p", "ring",
                                    "--out", c.out], capture_output=True, text=True, timeout=60)

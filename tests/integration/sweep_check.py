@@ -21,10 +21,11 @@ import sys
 import tempfile
 import time
 
-COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce"]
+COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
+         "gather", "scatter", "alltoallv"]
 REDUCING = {"allreduce", "reducescatter", "reduce"}
-ROOTED = {"broadcast", "reduce"}
-SPLIT = {"allgather", "reducescatter", "alltoall"}  # the size is divided among ranks
+ROOTED = {"broadcast", "reduce", "gather", "scatter"}
+SPLIT = {"allgather", "reducescatter", "alltoall", "gather", "scatter", "alltoallv"}  # the size is divided among ranks
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
 OPS = ["sum", "prod", "min", "max", "avg"]
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -65,8 +66,23 @@ def sizes(lo, hi, f, step):
     return out
 
 
-def moved_bytes(coll, req, es, n):
+def alltoallv_count(i, j, req, es, n, matrix):
+    """Elements rank i sends to rank j: the matrix's bytes (16 B aligned), else
+    the generated pattern (d/S of the size to the rank d ahead, at least one)."""
+    if matrix:
+        return (matrix[i][j] & ~15) // es
+    if n == 1:
+        return max(1, req // es)
+    d = (j - i) % n
+    return 0 if d == 0 else max(1, d * (req // es) // (n * (n - 1) // 2))
+
+
+def moved_bytes(coll, req, es, n, matrix=None):
     """The documented rounding: whole elements (per rank where split), at least one."""
+    if coll == "alltoallv":  # the largest per-rank send or receive total
+        return es * max(max(sum(alltoallv_count(i, j, req, es, n, matrix) for j in range(n)),
+                            sum(alltoallv_count(j, i, req, es, n, matrix) for j in range(n)))
+                        for i in range(n))
     if coll in SPLIT:
         return max(1, req // es // n) * n * es
     return max(1, req // es) * es
@@ -86,6 +102,8 @@ def sweep_request(args):
     p.add_argument("-n", type=int, default=0)
     p.add_argument("--placement", default="both")
     p.add_argument("--budget", type=float, default=0.1)
+    p.add_argument("-a", "--aggregate", default="max")
+    p.add_argument("--matrix")
     p.add_argument("--out")
     req, _ = p.parse_known_args(args)
     allof = lambda v, names: names if v == "all" else v.split(",")
@@ -93,6 +111,10 @@ def sweep_request(args):
     req.dtypes = allof(req.d, list(DTYPES))
     req.ops = allof(req.o, OPS)
     req.places = ["out", "in"] if req.placement == "both" else [req.placement]
+    req.mat = None
+    if req.matrix:
+        with open(req.matrix) as f:
+            req.mat = [[int(float(v)) for v in line.split()] for line in f if line.split()]
     req.sizes = sizes(size(req.b), size(req.e), req.f, size(req.i) if req.i else 0)
     return req
 
@@ -105,8 +127,8 @@ def check_row(row, req, n, wrong_rank):
     key = "%s/%s/%s/%s/%s" % (row["collective"], row["dtype"], row["op"], row["placement"],
                               row["bytes_requested"])
     coll, es = row["collective"], DTYPES[row["dtype"]]
-    check(row["bytes"] == moved_bytes(coll, row["bytes_requested"], es, n),
-          "%s: bytes %s, want %s" % (key, row["bytes"], moved_bytes(coll, row["bytes_requested"], es, n)))
+    want_bytes = moved_bytes(coll, row["bytes_requested"], es, n, req.mat)
+    check(row["bytes"] == want_bytes, "%s: bytes %s, want %s" % (key, row["bytes"], want_bytes))
     check(row["ranks"] == n, "%s: ranks %s" % (key, row["ranks"]))
     check(row["root"] == (req.r if coll in ROOTED else -1), "%s: root %s" % (key, row["root"]))
     if req.n:
@@ -122,6 +144,15 @@ def check_row(row, req, n, wrong_rank):
     f = factor(coll, n)
     check(near(row["busbw_gbps"] / row["algbw_gbps"], f, 1e-9) and near(row["busbw_factor"], f),
           "%s: busbw/algbw %s, want %s" % (key, row["busbw_gbps"] / row["algbw_gbps"], f))
+    # -a: the row's mean against each rank's own mean (rank_time_us): every
+    # timed call's time is part of its rank's total, so the aggregates order.
+    rt = row.get("rank_time_us", [])
+    agg = {"0": "rank0", "1": "mean", "2": "min", "3": "max"}.get(req.aggregate, req.aggregate)
+    if rt:
+        m, tol = t["mean"], 1e-6 * max(rt) + 1e-9
+        ok = {"max": m >= max(rt) - tol, "min": m <= min(rt) + tol,
+              "mean": abs(m - sum(rt) / len(rt)) <= tol, "rank0": abs(m - rt[0]) <= tol}[agg]
+        check(ok, "%s: -a %s: mean %s against the ranks' %s" % (key, agg, m, rt))
     wpr = row.get("wrong_per_rank", [])
     check(len(wpr) == n and len(row.get("rank_time_us", [])) == n, "%s: per-rank arrays" % key)
     check(sum(wpr) == row["wrong"], "%s: wrong %s != sum %s" % (key, row["wrong"], wpr))
@@ -145,6 +176,7 @@ def check_run(out, req, n, code, wrong_rank):
     o = run["options"]
     echo = {"collectives": req.c, "datatype": req.d, "op": req.o, "placement": req.placement,
             "minbytes": size(req.b), "maxbytes": size(req.e), "root": req.r, "iters": req.n,
+            "aggregate": req.aggregate,
             "budget": req.budget, "out": out}
     for k, v in echo.items():
         check(o.get(k) == v, "options.%s = %r, asked %r" % (k, o.get(k), v))

@@ -21,6 +21,25 @@ dl_sweep_test(np4_dtypes_ops run --np 4 --
 dl_sweep_test(np4_root_step_inplace run --np 4 --
   -c allreduce,reducescatter,broadcast,reduce -r 3 -d int32 -o sum,avg -b 1K -e 8K -i 1K
   --placement in -n 20 -q)
+# gather and scatter, every rank's data checked, a root other than 0, both placements.
+dl_sweep_test(np4_gather_scatter run --np 4 --
+  -c gather,scatter -r 2 -d int32,float16,int8,float64 -b 8 -e 64K -f 8 -n 5 -w 1 -q)
+dl_sweep_test(np2_gather_scatter run --np 2 --
+  -c gather,scatter -r 1 -b 7 -e 4K -f 4 --budget 0.01 -q)
+# alltoallv: the generated pattern at each size, and a matrix file (5x5: the
+# first n rows and columns used), every element checked.
+set(DL_A2AV_DATA ${CMAKE_CURRENT_LIST_DIR}/data)
+dl_sweep_test(np4_alltoallv run --np 4 --
+  -c alltoallv -d int32,float16,int8,float64 -b 8 -e 64K -f 8 -n 5 -w 1 -q)
+dl_sweep_test(np4_alltoallv_matrix run --np 4 --
+  -c alltoallv,alltoall --matrix ${DL_A2AV_DATA}/alltoallv-5.txt -d float32,int8 -b 4K -e 4K -n 5 -q)
+dl_sweep_test(np3_alltoallv_matrix run --np 3 --
+  -c alltoallv --matrix ${DL_A2AV_DATA}/alltoallv-5.txt -b 1K -e 1K -n 5 -q)
+# -a: how a row's time is formed over ranks, each against the ranks' own means.
+foreach(agg max mean min rank0 1)
+  dl_sweep_test(np4_aggregate_${agg} run --np 4 --
+    -c allreduce,broadcast,gather,scatter -a ${agg} -b 8 -e 4K -f 8 -n 50 -q)
+endforeach()
 dl_sweep_test(np3_uneven run --np 3 --
   -c all -d float32,float16 -b 7 -e 1000 -f 3 --placement out --budget 0.01 -q)
 
@@ -65,6 +84,18 @@ if(NOT EXISTS /dev/nvidiactl)
   dl_bad_input(nccl_no_gpu "--backend nccl: (not available here: no CUDA GPU|unknown or not built)"
     --backend nccl)
 endif()
+dl_bad_input(aggregate "--aggregate must be max, mean, min, rank0 or nccl-tests' 0-3, not 'avg'" -a avg)
+dl_bad_input(matrix_square "--matrix .*alltoallv-notsquare.txt: row 2 has 3 values|not a square matrix"
+  -c alltoallv --matrix ${CMAKE_CURRENT_LIST_DIR}/data/alltoallv-notsquare.txt -b 1K -e 1K)
+dl_bad_input(matrix_missing "--matrix /nonexistent/m.txt: No such file"
+  -c alltoallv --matrix /nonexistent/m.txt -b 1K -e 1K)
+dl_bad_input(matrix_sizes "--matrix: alltoallv's counts come from the matrix"
+  -c alltoallv --matrix ${CMAKE_CURRENT_LIST_DIR}/data/alltoallv-5.txt -b 1K -e 4K)
+# -R is the nccl backend's: refused, with the reason, where buffers are the host's.
+dl_bad_input(register_mpi "--register is an option of the nccl backend. this sweep runs on mpi"
+  --backend mpi -R 1)
+dl_bad_input(register_sim "--register is an option of the nccl backend. this sweep runs on sim"
+  --backend sim -R 2)
 dl_bad_input(placement "--placement must be out, in or both, not 'bogus'" --placement bogus)
 dl_bad_input(out_unwritable "--out .*cannot create or write"
   --out ${CMAKE_CURRENT_LIST_FILE}/run)

@@ -27,7 +27,8 @@ d = json.load(open(sys.argv[1]))
 assert d["verdict"]["status"] in ("pass", "warn") and d["exit_code"] == 0, d["verdict"]
 corr = [c for c in d["checks"] if c["check"] == "correctness"]
 assert sorted(c["subject"] for c in corr) == sorted(
-    ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce"]), corr
+    ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
+     "gather", "scatter", "alltoallv"]), corr
 assert all(c["status"] == "pass" for c in corr)
 assert [c["check"] for c in d["checks"]].count("numa") == 4
 assert d["topo"] and d["topo"][0]["cores"] >= 1 and d["topo"][0]["numa_nodes"]

@@ -23,6 +23,8 @@ static void busbw_factors(void **state)
         {DL_COLL_REDUCESCATTER, {0, 0.5, 0.75, 0.875}}, {DL_COLL_ALLTOALL, {0, 0.5, 0.75, 0.875}},
         {DL_COLL_BROADCAST, {1, 1, 1, 1}},           {DL_COLL_REDUCE, {1, 1, 1, 1}},
         {DL_COLL_SENDRECV, {1, 1, 1, 1}},
+        {DL_COLL_GATHER, {0, 0.5, 0.75, 0.875}},     {DL_COLL_SCATTER, {0, 0.5, 0.75, 0.875}},
+        {DL_COLL_ALLTOALLV, {0, 0.5, 0.75, 0.875}},
     };
     static const int ns[] = {1, 2, 4, 8};
     assert_int_equal(DL_ARRAY_SIZE(want), DL_COLL_COUNT); /* a new collective needs a row */
@@ -104,6 +106,18 @@ static void counts_split_buffer(void **state)
         assert_int_equal(k.bytes, 96);
         assert_int_equal(k.inplace_send_offset, 0);
         assert_int_equal(k.inplace_recv_offset, 6 * r);
+        /* gather: as all-gather, to the root alone; scatter: as
+         * reduce-scatter's layout, from the root. */
+        k = counts(DL_COLL_GATHER, 100, 4, 4, r);
+        assert_int_equal(k.send_count, 6);
+        assert_int_equal(k.recv_count, 24);
+        assert_int_equal(k.bytes, 96);
+        assert_int_equal(k.inplace_send_offset, 6 * r);
+        k = counts(DL_COLL_SCATTER, 100, 4, 4, r);
+        assert_int_equal(k.send_count, 24);
+        assert_int_equal(k.recv_count, 6);
+        assert_int_equal(k.param_count, 6);
+        assert_int_equal(k.inplace_recv_offset, 6 * r);
         /* alltoall: the size is one rank's send buffer, n blocks of it. */
         k = counts(DL_COLL_ALLTOALL, 100, 4, 4, r);
         assert_int_equal(k.send_count, 24);
@@ -184,6 +198,18 @@ static int sim_result(sim_t *s, int r)
     char *out = s->recv[r] + (s->place == DL_PLACE_IN ? k->inplace_recv_offset * es : 0);
     size_t per = k->param_count;
     double v[8];
+    if (s->c->id == DL_COLL_ALLTOALLV) { /* source by source, each block packed in rank order */
+        size_t es_ = dl_dtype_size(s->dt), i = 0;
+        for (int j = 0; j < s->n; j++) {
+            size_t from = 0, cnt = dl_alltoallv_count(j, r, s->n, k->requested, es_);
+            for (int q = 0; q < r; q++)
+                from += dl_alltoallv_count(j, q, s->n, k->requested, es_);
+            for (size_t e = 0; e < cnt; e++, i++)
+                dl_value_store(s->dt, out, i, s->sent[j][from + e]);
+        }
+        assert_int_equal(i, k->recv_count);
+        return 1;
+    }
     for (size_t i = 0; i < k->recv_count; i++) {
         double x;
         switch (s->c->id) {
@@ -203,6 +229,12 @@ static int sim_result(sim_t *s, int r)
         case DL_COLL_ALLTOALL: x = s->sent[i / per][(size_t)r * per + i % per]; break;
         case DL_COLL_BROADCAST: x = s->sent[s->root][i]; break;
         case DL_COLL_SENDRECV: x = s->sent[(r - 1 + s->n) % s->n][i]; break;
+        case DL_COLL_GATHER:
+            if (r != s->root)
+                return 0;
+            x = s->sent[i / per][i % per];
+            break;
+        case DL_COLL_SCATTER: x = s->sent[s->root][(size_t)r * per + i]; break;
         default: fail(); return 0;
         }
         dl_value_store(s->dt, out, i, x);
