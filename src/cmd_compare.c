@@ -33,6 +33,7 @@ static const dl_opt_t compare_opts[] = {
     {"html", 0, DL_OPT_STR, NULL, "FILE",
      "also write one self-contained HTML page: verdict, differences, pairs, charts", O(html), NULL},
 };
+DL_OPTS_EXPORT("compare", compare_opts)
 #undef O
 
 static const char usage[] =

@@ -18,6 +18,7 @@ static const dl_opt_t plot_opts[] = {
      O(out), NULL},
     {"format", 0, DL_OPT_STR, "png", "FMT", "png or svg", O(format), NULL},
 };
+DL_OPTS_EXPORT("plot", plot_opts)
 #undef O
 
 static const char usage[] =

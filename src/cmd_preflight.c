@@ -66,6 +66,7 @@ static const dl_opt_t pf_opts[] = {
     {"json", 0, DL_OPT_STR, NULL, "FILE", "write every check, scope, suspect and the verdict",
      O(json), NULL},
 };
+DL_OPTS_EXPORT("preflight", pf_opts)
 #undef O
 
 static const char usage[] =
@@ -161,13 +162,9 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
                                 .budget_s = budget, .min_iters = 3, .max_iters = 1000,
                                 .check = 1};
     if (a->json) { /* a run is not wasted on a file that cannot be written */
-        char dir[1024];
-        const char *slash = strrchr(a->json, '/');
-        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - a->json) : 1, slash ? a->json : ".");
-        if (dl_dir_writable(dir[0] ? dir : "/") != DL_OK) {
-            dl_err("--json %s: cannot write into %s", a->json, dir[0] ? dir : "/");
-            return DL_ERR_IO;
-        }
+        dl_status_t st = dl_out_file_check("--json", a->json);
+        if (st != DL_OK)
+            return st;
     }
     if (a->system) {
         int nodes, gpn;

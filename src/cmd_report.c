@@ -30,6 +30,7 @@ static const dl_opt_t report_opts[] = {
      "a dlcomm tune record: say how the curve's fusion advice compares with its measured answer",
      O(tune), NULL},
 };
+DL_OPTS_EXPORT("report", report_opts)
 #undef O
 
 static const char usage[] =

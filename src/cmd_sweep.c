@@ -23,7 +23,7 @@ typedef struct {
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
-    int check, quiet;
+    int check, quiet, overwrite;
     int plot;               /* charts into the run folder at the end */
     const char *prometheus; /* node_exporter textfile at the end */
     const char *html;       /* the report page at the end */
@@ -71,6 +71,8 @@ static const dl_opt_t sweep_opts[] = {
      "profiles (names or .json paths; default: default), each in fresh worker processes (nccl, sim)",
      O(profiles), NULL},
     {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)", O(out), NULL},
+    {"overwrite", 0, DL_OPT_FLAG, "0", NULL, "replace a finished run in --out (a live one is never)",
+     O(overwrite), NULL},
     {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC",
      "no progress for SEC: a worker's profile is ended and reported (mpi: the job is aborted)",
      O(timeout), dl_opt_positive},
@@ -82,6 +84,7 @@ static const dl_opt_t sweep_opts[] = {
     {"html", 0, DL_OPT_STR, NULL, "FILE", "write the report's HTML page of the run at the end",
      O(html), NULL},
 };
+DL_OPTS_EXPORT("sweep", sweep_opts)
 #undef O
 
 static const char usage[] =
@@ -396,14 +399,19 @@ static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, si
     if (rank == 0) {
         dl_host_info_t h;
         dl_sys_host_info(&h);
-        if (o->out)
+        if (o->out && strlen(o->out) + 32 >= len) { /* room for its files: never cut */
+            dl_err("--out: a folder name of %zu bytes; at most %zu", strlen(o->out), len - 33);
+            st = DL_ERR_USAGE;
+        } else if (o->out)
             snprintf(dir, len, "%s", o->out);
         else
             dl_out_dir_default(dir, len, h.host);
-        if (dl_mkdir_p(dir) != DL_OK || dl_dir_writable(dir) != DL_OK) {
+        if (st == DL_OK && (dl_mkdir_p(dir) != DL_OK || dl_dir_writable(dir) != DL_OK)) {
             dl_err("--out %s: cannot create or write that folder", dir);
             st = DL_ERR_IO;
         }
+        if (st == DL_OK)
+            st = dl_out_claim(dir, o->overwrite);
     }
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -424,6 +432,28 @@ static cJSON *run_header(const sweep_cli_t *cli, const char *name, int argc, cha
     cJSON_AddItemToObject(run, "fingerprint", fingerprint);
     cJSON_AddItemToObject(run, "environment", dl_env_allowlist());
     return run;
+}
+
+/* A case whose element count the backend's calls cannot take is refused
+ * before anything runs (exit 2), never measured as something else. */
+static dl_status_t count_limit(const sweep_plan_t *sp, const dl_backend_ops_t *be, int nranks)
+{
+    for (int c = 0; be->max_count && c < DL_COLL_COUNT; c++)
+        for (int d = 0; (sp->plan.colls >> c & 1) && d < DL_DT_COUNT; d++) {
+            if (!(sp->plan.dtypes >> d & 1))
+                continue;
+            dl_counts_t cnt;
+            dl_colls[c]->counts(sp->plan.sizes[sp->plan.nsizes - 1], dl_dtype_size((dl_dtype_t)d),
+                                nranks, 0, &cnt);
+            if (cnt.param_count > be->max_count) {
+                dl_err("%s of %zu %s elements: the %s backend's calls take at most %llu "
+                       "elements (int counts); lower --maxbytes", dl_colls[c]->name,
+                       cnt.param_count, dl_dtype_names[d], be->name,
+                       (unsigned long long)be->max_count);
+                return DL_ERR_USAGE;
+            }
+        }
+    return DL_OK;
 }
 
 /* What a worker sweep needs beyond the options: the profiles and what the
@@ -588,7 +618,9 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     if (!be)
         return 2;
     dl_log_set_mute(rank != 0);
-    dl_status_t st = dl_inject_validate(inj, be, nranks);
+    dl_status_t st = count_limit(sp, be, nranks);
+    if (st == DL_OK)
+        st = dl_inject_validate(inj, be, nranks);
     dl_log_set_mute(0);
     if (st != DL_OK)
         return dl_status_exit_code(st);
@@ -599,7 +631,7 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     st = load_inputs(cli, be, rank, &in);
     if (st != DL_OK)
         return dl_status_exit_code(st);
-    char dir[1024];
+    char dir[4096];
     if (prepare_outdir(o, rank, dir, sizeof(dir)) != DL_OK) {
         dl_profiles_free(in.profiles, in.nprofiles);
         return 2;

@@ -50,6 +50,7 @@ static const dl_opt_t tune_opts[] = {
      "measure nothing: print the model and each candidate's buckets (tensor indices) as JSON",
      O(plan_only), NULL},
 };
+DL_OPTS_EXPORT("tune", tune_opts)
 #undef O
 
 static const char usage[] =

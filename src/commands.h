@@ -13,6 +13,7 @@ int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_preflight(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_options(int argc, char **argv); /* hidden: the option tables as JSON */
 int cmd_tune(int argc, char **argv);
 
 /* A plan another command measures through sweep's machinery (backend,

@@ -31,29 +31,46 @@ static const dl_cmd_t commands[] = {
     {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
     {"profiles", cmd_profiles, "list the NCCL-settings profiles a sweep can run"},
     {"__worker", cmd_worker, NULL},
+    {"__options", cmd_options, NULL},   /* the option tables as JSON, for the tests */
     {"__man", cmd_man, NULL},           /* the build writes dlcomm.1 with it */
     {"__complete", cmd_complete, NULL}, /* bash completion asks it */
     {"version", cmd_version, "print the version and what this build supports"},
     {"help", cmd_help, "this text"},
 };
 
+/* A command that takes no arguments refuses any: a typo is not ignored. */
+static int no_args(const char *cmd, int argc, char **argv)
+{
+    if (argc <= 1)
+        return 0;
+    dl_err("%s takes no arguments, not '%s'", cmd, argv[1]);
+    return 1;
+}
+
 static int cmd_version(int argc, char **argv)
 {
-    (void)argc; (void)argv;
+    if (no_args("version", argc, argv))
+        return 2;
     dl_versions_print(stdout);
     return 0;
 }
 
-static int cmd_help(int argc, char **argv)
+static void help_text(FILE *f)
 {
-    (void)argc; (void)argv;
-    printf("usage: mpirun -np N dlcomm <command> [options]\n\ncommands:\n");
+    fprintf(f, "usage: mpirun -np N dlcomm <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
         if (commands[i].help) /* internal commands have none */
-            printf("  %-10s %s\n", commands[i].name, commands[i].help);
-    printf("\n'dlcomm <command> --help' for a command's options.\n"
-           "exit codes: 0 all good; 1 a check failed (wrong data, regression, pre-flight);\n"
-           "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");
+            fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'dlcomm <command> --help' for a command's options.\n"
+                "exit codes: 0 all good; 1 a check failed (wrong data, regression, pre-flight);\n"
+                "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (no_args("help", argc, argv))
+        return 2;
+    help_text(stdout);
     return 0;
 }
 
@@ -166,8 +183,8 @@ static int cmd_complete(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        cmd_help(0, NULL);
+    if (argc < 2) { /* a mistake: the usage goes where mistakes go */
+        help_text(stderr);
         return 2;
     }
     const char *name = argv[1];

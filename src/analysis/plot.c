@@ -73,6 +73,8 @@ static int cmp_bytes(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+#define DL_PLOT_MAX 1e30
+
 /* Writes one block per series: "bytes bandwidth time_us", by size. */
 static dl_status_t write_data(const char *path, const series_t *s, size_t ns, const char *coll,
                               int use_algbw, uint64_t *lo, uint64_t *hi)
@@ -88,9 +90,16 @@ static dl_status_t write_data(const char *path, const series_t *s, size_t ns, co
             st = DL_ERR_NOMEM;
             break;
         }
-        for (size_t i = 0; i < run->nrows; i++)
-            if (row_in(&run->rows[i], &s[k], coll) && run->rows[i].time_us > 0)
-                v[n++] = &run->rows[i];
+        /* Only figures a chart can draw: gnuplot's axes end near 1e300,
+         * so a time or bandwidth beyond DL_PLOT_MAX is left out like an
+         * unknown one. */
+        for (size_t i = 0; i < run->nrows; i++) {
+            const dl_row_t *r = &run->rows[i];
+            double bw = use_algbw ? r->algbw : r->busbw;
+            if (row_in(r, &s[k], coll) && r->time_us > 0 && r->time_us < DL_PLOT_MAX &&
+                !(isfinite(bw) && fabs(bw) >= DL_PLOT_MAX))
+                v[n++] = r;
+        }
         qsort(v, n, sizeof(*v), cmp_bytes);
         for (size_t i = 0; i <= n; i++) {
             if (len + 128 > cap && !(buf = realloc(buf, cap *= 2))) {
@@ -404,6 +413,11 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
     snprintf(script, sizeof(script), "%s/plot.gp", o->outdir);
     if (st == DL_OK)
         st = plot_all(&c, exe, colls, ncoll, script);
+    if (st == DL_OK && c.ncharts == 0) { /* never a claim of charts not drawn */
+        dl_err("no drawable figures in the run%s given (every time unknown, 0 or beyond %g); "
+               "nothing written", nruns == 1 ? "" : "s", DL_PLOT_MAX);
+        st = DL_ERR_INPUT;
+    }
     if (st != DL_OK) { /* no partial outputs: the data and script go too */
         unlink(script);
         for (size_t i = 0; i < ncoll; i++) {

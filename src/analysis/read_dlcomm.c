@@ -149,10 +149,10 @@ static dl_status_t read_result(const cJSON *o, const dl_prof_t *pr, dl_run_t *ou
 
 dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
 {
-    cJSON *run = cJSON_Parse(buf);
+    cJSON *run = dl_json_parse_whole(buf, strlen(buf));
     if (!run || !cJSON_IsObject(run)) {
         cJSON_Delete(run);
-        dl_err("%s: not valid JSON", out->path);
+        dl_err("%s: not valid JSON (or more than one document)", out->path);
         return DL_ERR_INPUT;
     }
     double schema = num_of(run, "schema");

@@ -128,7 +128,7 @@ static void json_header(const cJSON *doc, dl_run_t *r, char *coll, size_t clen)
 
 dl_status_t dl_an_read_ncclt_json(const char *buf, dl_run_t *r)
 {
-    cJSON *doc = cJSON_Parse(buf);
+    cJSON *doc = dl_json_parse_whole(buf, strlen(buf));
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(doc, "results");
     if (!cJSON_IsObject(doc) || !cJSON_IsArray(results)) {
         cJSON_Delete(doc);
@@ -234,8 +234,17 @@ static void text_header(dl_run_t *r, const char *line, char *coll, size_t clen, 
 dl_status_t dl_an_read_ncclt_text(const char *buf, dl_run_t *r)
 {
     char coll[32] = "unknown", line[1024];
-    int iters = 0;
+    int iters = 0, runs = 0;
     dl_status_t st = DL_OK;
+    /* One file, one run: concatenated logs would count every rank twice
+     * and mix two runs' rows, so they are refused, not half-read. */
+    for (const char *q = buf; (q = strstr(q, "Collective test starting:")); q++)
+        runs++;
+    if (runs > 1) {
+        dl_err("%s: holds %d nccl-tests runs (concatenated logs); give each run its own file",
+               r->path, runs);
+        return DL_ERR_INPUT;
+    }
     for (const char *p = buf; *p && st == DL_OK;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);

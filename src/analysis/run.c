@@ -108,7 +108,7 @@ dl_status_t dl_an_load(const char *path, dl_run_t *out)
         path = file;
     }
     if (dl_read_file(path, &data, &len) != DL_OK) {
-        dl_err("%s: cannot read it", path);
+        dl_err("%s: cannot read it (%s)", path, dl_read_error());
         return DL_ERR_INPUT;
     }
     dl_status_t st = dl_an_parse(data, len, path, out);

@@ -131,6 +131,9 @@ typedef struct dl_backend_ops {
      * wrapper's slow) made it begin after run was called; NULL: when run
      * was called. The measurement loop's arrivals read it. */
     double (*entered)(void *ctx);
+    /* The largest element count one call takes (0: no limit); a sweep that
+     * asks for more is refused before it starts, naming the limit. */
+    uint64_t max_count;
 } dl_backend_ops_t;
 
 extern const dl_backend_ops_t *const dl_backends[];

@@ -363,6 +363,9 @@ const dl_backend_ops_t dl_backend_mpi = {
     .name = "mpi",
     .abi = DL_BACKEND_ABI,
     .caps = DL_CAP_SPLIT, /* in the supervisors: MPI_Comm_split */
+    /* MPI-3 counts are int; Open MPI 4.1 has no MPI-4 large-count calls,
+     * and a chunked call would be several calls timed as one. */
+    .max_count = 2147483647,
     .probe = mpi_probe,
     .init = mpi_init,
     .prepare = mpi_prepare,

@@ -198,7 +198,7 @@ static dl_status_t load_system(const char *file, sim_system_t *s)
     memset(s, 0, sizeof(*s));
     if (!file || !*file || dl_read_file(file, &text, &len) != DL_OK)
         return sys_bad(file ? file : "(none)", "cannot be read", NULL);
-    cJSON *j = cJSON_ParseWithLength(text, len);
+    cJSON *j = dl_json_parse_whole(text, len);
     dl_status_t st = j ? parse_system(file, j, s) : sys_bad(file, "is not valid JSON", NULL);
     cJSON_Delete(j);
     free(text);

@@ -87,13 +87,15 @@ dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, 
 {
     size_t nl = strlen(name);
     if (strchr(name, '/') || (nl > 5 && strcmp(name + nl - 5, ".json") == 0)) {
-        snprintf(path, len, "%s", name);
+        if (snprintf(path, len, "%s", name) >= (int)len) /* never a cut name */
+            return DL_ERR_USAGE;
         return access(path, R_OK) == 0 ? DL_OK : DL_ERR_INPUT;
     }
     char dirs[8][1024];
     int n = dl_data_dirs(envvar, sub, dirs, 8);
     for (int i = 0; i < n; i++) {
-        snprintf(path, len, "%s/%s.json", dirs[i], name);
+        if (snprintf(path, len, "%s/%s.json", dirs[i], name) >= (int)len)
+            return DL_ERR_USAGE;
         if (access(path, R_OK) == 0)
             return DL_OK;
     }

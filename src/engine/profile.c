@@ -23,6 +23,60 @@ static dl_status_t bad(const char *path, const char *what, const char *detail)
     return DL_ERR_INPUT;
 }
 
+/* A variable name the shell and NCCL would both take: [A-Za-z_][A-Za-z0-9_]*. */
+static int env_name_ok(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* The kernel's limit on one NAME=value string of a new process
+ * (MAX_ARG_STRLEN, 32 pages): checked here so the run never starts. */
+#define DL_ENV_STR_MAX (32 * 4096)
+
+/* NVLink multicast stays off on shared hosts: a profile may only repeat
+ * that, never turn it on, neither directly nor through the file NCCL reads
+ * its settings from (NCCL_CONF_FILE: NAME=value lines). */
+static dl_status_t nvls_check(const char *path, const char *name, const char *value)
+{
+    if (strcmp(name, "NCCL_NVLS_ENABLE") == 0 && strcmp(value, "0") != 0)
+        return bad(path, "NCCL_NVLS_ENABLE may only be \"0\" in a profile", NULL);
+    if (strcmp(name, "NCCL_CONF_FILE") != 0)
+        return DL_OK;
+    char *text = NULL;
+    if (dl_read_file(value, &text, NULL) != DL_OK)
+        return bad(path, "NCCL_CONF_FILE cannot be read:", dl_read_error());
+    dl_status_t st = DL_OK;
+    for (char *line = text, *next; line && st == DL_OK; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *eq = strchr(line, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        char *k = line, *v = eq + 1, *e;
+        while (*k == ' ' || *k == '\t')
+            k++;
+        for (e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); e--)
+            e[-1] = '\0';
+        while (*v == ' ' || *v == '\t')
+            v++;
+        for (e = v + strlen(v); e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); e--)
+            e[-1] = '\0';
+        if (strcmp(k, "NCCL_NVLS_ENABLE") == 0 && strcmp(v, "0") != 0)
+            st = bad(path, "NCCL_CONF_FILE sets NCCL_NVLS_ENABLE; a profile may only turn it off:",
+                     value);
+    }
+    free(text);
+    return st;
+}
+
 static dl_status_t load_env(const char *path, const cJSON *env, dl_profile_t *p)
 {
     if (!cJSON_IsObject(env))
@@ -33,13 +87,18 @@ static dl_status_t load_env(const char *path, const cJSON *env, dl_profile_t *p)
     {
         if (!cJSON_IsString(v))
             return bad(path, "env value is not a string:", v->string);
-        if (!*v->string || strchr(v->string, '='))
-            return bad(path, "env name is not a variable name:", v->string);
-        /* NVLink multicast stays off on shared hosts: a profile may only
-         * repeat that, never turn it on. */
-        if (strcmp(v->string, "NCCL_NVLS_ENABLE") == 0 && strcmp(v->valuestring, "0") != 0)
-            return bad(path, "NCCL_NVLS_ENABLE may only be \"0\" in a profile", NULL);
+        if (!env_name_ok(v->string))
+            return bad(path, "env name is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", NULL);
         size_t len = strlen(v->string) + strlen(v->valuestring) + 2;
+        if (len > DL_ENV_STR_MAX) {
+            char lim[96];
+            snprintf(lim, sizeof(lim), "%s is %zu bytes; a process takes at most %d", v->string,
+                     len, DL_ENV_STR_MAX);
+            return bad(path, "env value too long:", lim);
+        }
+        dl_status_t nst = nvls_check(path, v->string, v->valuestring);
+        if (nst != DL_OK)
+            return nst;
         char *kv = malloc(len);
         snprintf(kv, len, "%s=%s", v->string, v->valuestring);
         p->env[p->nenv++] = kv;
@@ -58,12 +117,16 @@ static dl_status_t load_when(const char *path, const cJSON *w, dl_profile_t *p)
     {
         if (!in_list(v->string, known_when, DL_ARRAY_SIZE(known_when)))
             return bad(path, "unknown key in applies_when:", v->string);
-        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != (int)v->valuedouble)
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 1e6) ||
+            v->valuedouble != (int)v->valuedouble)
             return bad(path, "applies_when value must be a whole number >= 1:", v->string);
     }
     const cJSON *mn = cJSON_GetObjectItem(w, "min_nodes"), *mx = cJSON_GetObjectItem(w, "max_nodes");
     p->min_nodes = mn ? mn->valueint : 0;
     p->max_nodes = mx ? mx->valueint : 0;
+    if (mn && mx && p->min_nodes > p->max_nodes)
+        return bad(path, "applies_when min_nodes is larger than max_nodes: it would never run",
+                   NULL);
     return DL_OK;
 }
 
@@ -79,8 +142,13 @@ static dl_status_t load_tree(const char *path, const cJSON *j, dl_profile_t *p)
     const cJSON *env = cJSON_GetObjectItem(j, "env"), *intent = cJSON_GetObjectItem(j, "intent");
     if (!cJSON_IsString(name) || !*name->valuestring)
         return bad(path, "missing \"name\" (a non-empty string)", NULL);
-    if (strlen(name->valuestring) >= sizeof(p->name) || strpbrk(name->valuestring, "/ :,"))
-        return bad(path, "\"name\" must be short, without '/', ':', ',' or spaces", NULL);
+    int ctrl = 0;
+    for (const unsigned char *c = (const unsigned char *)name->valuestring; *c; c++)
+        ctrl |= *c < 0x20 || *c == 0x7f;
+    if (strlen(name->valuestring) >= sizeof(p->name) || strpbrk(name->valuestring, "/ :,") || ctrl ||
+        !dl_utf8_valid(name->valuestring))
+        return bad(path, "\"name\" must be short UTF-8 text, without '/', ':', ',', spaces or "
+                   "control characters", NULL);
     if (!env)
         return bad(path, "missing \"env\" (an object, may be empty)", NULL);
     if (desc && !cJSON_IsString(desc))
@@ -116,7 +184,7 @@ static dl_status_t load_text(const char *path, const char *text, size_t len, dl_
 {
     memset(p, 0, sizeof(*p));
     snprintf(p->path, sizeof(p->path), "%s", path);
-    cJSON *j = cJSON_ParseWithLength(text, len);
+    cJSON *j = dl_json_parse_whole(text, len);
     dl_status_t st;
     if (!j) {
         const char *where = cJSON_GetErrorPtr();
@@ -139,7 +207,7 @@ dl_status_t dl_profile_load_file(const char *path, dl_profile_t *p)
     size_t len = 0;
     if (dl_read_file(path, &text, &len) != DL_OK) {
         memset(p, 0, sizeof(*p));
-        return bad(path, "cannot be read", NULL);
+        return bad(path, "cannot be read:", dl_read_error());
     }
     dl_status_t st = load_text(path, text, len, p);
     free(text);
@@ -160,8 +228,9 @@ void dl_profiles_free(dl_profile_t *p, int n)
 
 dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
 {
-    char buf[4096];
-    snprintf(buf, sizeof(buf), "%s", list);
+    char *buf = strdup(list); /* any length: a list is never cut */
+    if (!buf)
+        return DL_ERR_NOMEM;
     int cap = 1;
     for (const char *c = buf; *c; c++)
         cap += *c == ',';
@@ -171,7 +240,14 @@ dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
     char *save = NULL;
     for (char *w = strtok_r(buf, ",", &save); w && st == DL_OK; w = strtok_r(NULL, ",", &save)) {
         char path[1024];
-        int found = dl_data_find("DLCOMM_PROFILES", "profiles", w, path, sizeof(path)) == DL_OK;
+        dl_status_t fst = dl_data_find("DLCOMM_PROFILES", "profiles", w, path, sizeof(path));
+        if (fst == DL_ERR_USAGE) {
+            dl_err("profile '%.60s...': a name of %zu bytes; at most %zu", w, strlen(w),
+                   sizeof(path) - 1);
+            st = DL_ERR_USAGE;
+            break;
+        }
+        int found = fst == DL_OK;
         if (!found && strcmp(w, "default") == 0) {
             snprintf(path, sizeof(path), "%s", BUILTIN_PATH);
         } else if (!found) {
@@ -191,6 +267,7 @@ dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
             }
         k++;
     }
+    free(buf);
     if (st == DL_OK && k == 0) {
         dl_err("-p: no profile named");
         st = DL_ERR_USAGE;

@@ -2,6 +2,7 @@
  * environment (an allow-list: the environment holds secrets). */
 #include "results.h"
 
+#include <ctype.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,8 +17,45 @@ static const char *const allowed[] = {
     "SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS", "SLURM_JOB_PARTITION",
     "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "DLCOMM_INJECT",
 };
-static const char *const refused[] = {"KEY",  "TOKEN", "SECRET",       "PASSWORD", "PASSWD",
-                                      "CREDENTIAL", "AUTH", "PRECONDITION", "URI"};
+/* The credential rule, case-insensitive (names are compared upper-cased):
+ * a name is refused when it holds one of these words anywhere, or when one
+ * of its '_'-separated words ends in KEY (API_KEY, ApiKey, SSHKEY) or is
+ * URI/URL (connection strings carry passwords). NCCL's own settings that
+ * the rule would catch are kept by exact name: NCCL_IB_PKEY is the
+ * InfiniBand partition key, a number, not a secret. */
+static const char *const refused[] = {"SECRET", "TOKEN",  "PASSW",   "PASSWD", "PWD",
+                                      "CREDENTIAL", "AUTH", "PRIVATE", "COOKIE", "PRECONDITION"};
+static const char *const refused_word[] = {"URI", "URL"};
+static const char *const kept_exactly[] = {"NCCL_IB_PKEY"};
+
+static int credential_like(const char *name)
+{
+    char up[256];
+    size_t n = strlen(name);
+    if (n >= sizeof(up))
+        return 1; /* nothing that long is a setting we record */
+    for (size_t i = 0; i <= n; i++)
+        up[i] = (char)toupper((unsigned char)name[i]);
+    for (size_t i = 0; i < DL_ARRAY_SIZE(kept_exactly); i++)
+        if (strcmp(up, kept_exactly[i]) == 0)
+            return 0;
+    for (size_t i = 0; i < DL_ARRAY_SIZE(refused); i++)
+        if (strstr(up, refused[i]))
+            return 1;
+    for (char *w = up; *w;) {
+        size_t len = strcspn(w, "_");
+        if (len >= 3 && strncmp(w + len - 3, "KEY", 3) == 0)
+            return 1;
+        for (size_t i = 0; i < DL_ARRAY_SIZE(refused_word); i++)
+            if (len == strlen(refused_word[i]) && strncmp(w, refused_word[i], len) == 0)
+                return 1;
+        w += len;
+        while (*w == '_')
+            w++;
+    }
+    return 0;
+}
+
 /* The launcher's own plumbing (session keys, daemon addresses, paths). */
 static const char *const launcher[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
                                        "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_",
@@ -25,9 +63,8 @@ static const char *const launcher[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_M
 
 int dl_env_allowed(const char *name)
 {
-    for (size_t i = 0; i < DL_ARRAY_SIZE(refused); i++)
-        if (strstr(name, refused[i]))
-            return 0;
+    if (credential_like(name))
+        return 0;
     for (size_t i = 0; i < DL_ARRAY_SIZE(launcher); i++)
         if (strncmp(name, launcher[i], strlen(launcher[i])) == 0)
             return 0;

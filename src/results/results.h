@@ -29,6 +29,11 @@ char *dl_run_csv(const cJSON *run);
 cJSON *dl_env_allowlist(void);
 int dl_env_allowed(const char *name);
 
+/* Takes DIR for this run (src/results/claim.c): an flock on DIR/.dlcomm.lock
+ * held until the process ends. Another live run there, or a finished run
+ * (run.json) without overwrite: one line, DL_ERR_USAGE. */
+dl_status_t dl_out_claim(const char *dir, int overwrite);
+
 /* The default output folder: results/<date>-<host>. */
 void dl_out_dir_default(char *buf, size_t len, const char *host);
 

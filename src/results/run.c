@@ -1,6 +1,7 @@
 /* The run document (run.json) and its CSV twin. */
 #include "results.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -115,22 +116,42 @@ static const char *const csv_cols[] = {
 
 static void csv_field(char **buf, size_t *len, size_t *cap, const cJSON *v, int first)
 {
+    /* RFC 4180: a field holding a comma, quote or line break is quoted,
+     * its quotes doubled. An unknown figure (not finite) is left empty,
+     * never written as 0 or nan. */
     char tmp[64];
     const char *s = tmp;
     if (cJSON_IsString(v))
         s = v->valuestring;
     else if (cJSON_IsBool(v))
         s = cJSON_IsTrue(v) ? "1" : "0";
-    else if (cJSON_IsNumber(v))
+    else if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
         snprintf(tmp, sizeof(tmp), "%.17g", v->valuedouble);
     else
         tmp[0] = '\0';
-    size_t need = strlen(s) + 2;
+    size_t sl = strlen(s), quotes = 0;
+    for (const char *c = s; *c; c++)
+        quotes += *c == '"';
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    size_t need = sl + quotes + 4;
     if (*len + need + 1 > *cap) {
         *cap = (*cap + need) * 2;
         *buf = realloc(*buf, *cap);
     }
-    *len += (size_t)sprintf(*buf + *len, "%s%s", first ? "" : ",", s);
+    char *o = *buf + *len;
+    if (!first)
+        *o++ = ',';
+    if (quote)
+        *o++ = '"';
+    for (const char *c = s; *c; c++) {
+        if (*c == '"' && quote)
+            *o++ = '"';
+        *o++ = *c;
+    }
+    if (quote)
+        *o++ = '"';
+    *o = '\0';
+    *len = (size_t)(o - *buf);
 }
 
 static const cJSON *lookup(const cJSON *prof, const cJSON *row, const char *col)
@@ -174,9 +195,16 @@ char *dl_run_csv(const cJSON *run)
 
 dl_status_t dl_run_write(const cJSON *run, const char *dir)
 {
+    /* Bytes that are not UTF-8 (a folder or profile name as typed) become
+     * U+FFFD: as the JSON escape inside run.json's strings (cJSON copies
+     * bytes >= 0x80 as they are, only ever inside strings), as its UTF-8
+     * bytes in run.csv. A strict reader reads both. */
     char path[4096];
-    char *json = cJSON_Print(run);
-    char *csv = dl_run_csv(run);
+    char *raw = cJSON_Print(run), *rawcsv = dl_run_csv(run);
+    char *json = raw ? dl_utf8_fix(raw, "\\ufffd") : NULL;
+    char *csv = rawcsv ? dl_utf8_fix(rawcsv, "\xef\xbf\xbd") : NULL;
+    free(raw);
+    free(rawcsv);
     dl_status_t st = json && csv ? DL_OK : DL_ERR_NOMEM;
     if (st == DL_OK) {
         snprintf(path, sizeof(path), "%s/run.csv", dir);

@@ -1,6 +1,8 @@
 /* Directories and atomic writes: a reader never sees half a file. */
 #include "util.h"
 
+#include <cjson/cJSON.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,33 +39,43 @@ dl_status_t dl_dir_writable(const char *path)
 
 dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
 {
+    /* The temp file is made by mkstemp in the target's folder: a name no
+     * one can guess, created with O_EXCL, so a link planted in a shared
+     * folder is never followed or written through. */
     char tmp[PATH_MAX];
     const char *slash = strrchr(path, '/');
     int dirlen = slash ? (int)(slash - path + 1) : 0;
-    if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.%ld", dirlen, path,
-                 slash ? slash + 1 : path, (long)getpid()) >= (int)sizeof(tmp))
+    if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", dirlen, path, slash ? slash + 1 : path) >=
+        (int)sizeof(tmp)) {
+        dl_err("cannot write %s: the path is too long", path);
         return DL_ERR_IO;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         dl_err("cannot write %s: %s", path, strerror(errno));
         return DL_ERR_IO;
     }
     const char *p = data;
     size_t left = len;
-    while (left) {
+    int ok = fchmod(fd, 0644) == 0;
+    while (ok && left) {
         ssize_t w = write(fd, p, left);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            dl_err("cannot write %s: %s", path, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return DL_ERR_IO;
+            ok = 0;
+            break;
         }
         p += w;
         left -= (size_t)w;
     }
-    if (fsync(fd) || close(fd) || rename(tmp, path)) {
+    if (!ok || fsync(fd)) {
+        dl_err("cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return DL_ERR_IO;
+    }
+    if (close(fd) || rename(tmp, path)) {
         dl_err("cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
         return DL_ERR_IO;
@@ -71,35 +83,92 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
     return DL_OK;
 }
 
+dl_status_t dl_out_file_check(const char *opt, const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+    if (!*path || strlen(path) + 16 >= sizeof(dir)) {
+        dl_err("%s: a file name of %zu bytes; 1 .. %zu", opt, strlen(path), sizeof(dir) - 17);
+        return DL_ERR_USAGE;
+    }
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        dl_err("%s %s: %s, not a file dlcomm may replace", opt, path,
+               S_ISDIR(sb.st_mode) ? "a folder" : S_ISLNK(sb.st_mode) ? "a link" : "a special file");
+        return DL_ERR_USAGE;
+    }
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (dl_dir_writable(dir[0] ? dir : "/") != DL_OK) {
+        dl_err("%s %s: cannot write into %s", opt, path, dir[0] ? dir : "/");
+        return DL_ERR_IO;
+    }
+    return DL_OK;
+}
+
+static const char *read_why = "";
+
+const char *dl_read_error(void)
+{
+    return read_why;
+}
+
 dl_status_t dl_read_file(const char *path, char **data, size_t *len)
 {
+    /* Only a regular file of bounded size, read whole: O_NONBLOCK so that a
+     * FIFO without a writer is refused at once, not waited on; fstat on the
+     * opened file, so what is checked is what is read. */
     *data = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        read_why = strerror(errno);
         return DL_ERR_INPUT;
-    size_t cap = 65536, n = 0;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        read_why = S_ISDIR(sb.st_mode) ? "a folder, not a file" : "not a regular file";
+        close(fd);
+        return DL_ERR_INPUT;
+    }
+    if ((uint64_t)sb.st_size > DL_READ_MAX) {
+        read_why = "larger than the 256 MiB a dlcomm input may be";
+        close(fd);
+        return DL_ERR_INPUT;
+    }
+    size_t cap = (size_t)sb.st_size, n = 0;
     char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap)
-            break;
-        char *nb = realloc(buf, (cap *= 2) + 1);
-        if (!nb)
-            free(buf);
-        buf = nb;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf)
+    if (!buf) {
+        close(fd);
         return DL_ERR_NOMEM;
-    if (err) {
-        free(buf);
-        return DL_ERR_INPUT;
     }
+    for (;;) { /* a file that grows while read is cut at its size when opened */
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            read_why = strerror(errno);
+            free(buf);
+            close(fd);
+            return DL_ERR_INPUT;
+        }
+        n += (size_t)r;
+        if (r == 0 || n == cap)
+            break;
+    }
+    close(fd);
     buf[n] = '\0';
     *data = buf;
     if (len)
         *len = n;
     return DL_OK;
+}
+
+void *dl_json_parse_whole(const char *buf, size_t len)
+{
+    /* One document and nothing after it but white space: a second document
+     * or trailing bytes make the file not what it claims to be. A NUL
+     * inside the text ends cJSON's view early, so it is refused too. */
+    if (strlen(buf) != len)
+        return NULL;
+    const char *end = NULL;
+    return cJSON_ParseWithOpts(buf, &end, 1);
 }

@@ -3,11 +3,19 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FIELD(t, o, type) ((type *)((char *)(t) + (o)->offset))
+
+void dl_opt_range(const dl_opt_t *o, long *min, long *max)
+{
+    (void)o;
+    *min = 0;
+    *max = INT_MAX;
+}
 
 static dl_status_t set_value(const dl_opt_t *o, void *t, const char *val)
 {
@@ -21,9 +29,14 @@ static dl_status_t set_value(const dl_opt_t *o, void *t, const char *val)
         *FIELD(t, o, const char *) = val;
         return DL_OK;
     case DL_OPT_INT: {
-        long v = strtol(val, &end, 10);
-        if (end == val || *end || errno)
+        long v = strtol(val, &end, 10), lo, hi;
+        if (end == val || *end)
             goto bad;
+        dl_opt_range(o, &lo, &hi);
+        if (errno == ERANGE || v < lo || v > hi) {
+            dl_err("option --%s: '%s' is out of range (%ld..%ld)", o->longname, val, lo, hi);
+            return DL_ERR_USAGE;
+        }
         *FIELD(t, o, long) = v;
         return DL_OK;
     }

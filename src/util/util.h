@@ -82,12 +82,23 @@ double dl_t95(size_t df);
 double dl_median(const double *v, size_t n);
 double dl_mad(const double *v, size_t n, double median);
 
-/* Files. Atomic write: data goes to DIR/.name.tmp.PID then is renamed. */
+/* Files. Atomic write: data goes to DIR/.name.XXXXXX (mkstemp: an
+ * unguessable name created with O_EXCL) then is renamed. */
 dl_status_t dl_mkdir_p(const char *path);
 dl_status_t dl_write_atomic(const char *path, const void *data, size_t len);
-/* Reads a whole file (NUL-terminated); caller frees. */
+/* Reads a whole regular file of at most DL_READ_MAX bytes (NUL-terminated;
+ * caller frees). A FIFO, device, folder or larger file: DL_ERR_INPUT at
+ * once, never a block; dl_read_error() says why, for the caller's line. */
+#define DL_READ_MAX (256ull << 20)
 dl_status_t dl_read_file(const char *path, char **data, size_t *len);
+const char *dl_read_error(void);
+/* cJSON * of a text that is exactly one JSON document (white space around
+ * it allowed), else NULL: trailing garbage, a second document or a NUL. */
+void *dl_json_parse_whole(const char *buf, size_t len);
 dl_status_t dl_dir_writable(const char *path);
+/* An output file named by option opt ("--json"), checked before any work:
+ * not a folder, link or special file, its folder writable. One line. */
+dl_status_t dl_out_file_check(const char *opt, const char *path);
 
 /* Declarative options: one table drives parsing, --help and the JSON echo. */
 typedef enum { DL_OPT_FLAG, DL_OPT_STR, DL_OPT_INT, DL_OPT_DOUBLE, DL_OPT_SIZE } dl_opt_kind_t;
@@ -103,6 +114,12 @@ typedef struct dl_opt {
     /* Optional extra validation of the parsed value; returns a message or NULL. */
     const char *(*validate)(const void *field);
 } dl_opt_t;
+
+/* The range an INT option accepts: 0 .. INT_MAX, as every INT option is a
+ * count or a rank that becomes an int. Checked on the wide value before
+ * the validator, so nothing is truncated; out of range is one line naming
+ * the option and the range, DL_ERR_USAGE. */
+void dl_opt_range(const dl_opt_t *o, long *min, long *max);
 
 /* Validators shared by the option tables: a DOUBLE field > 0, a LONG >= 0. */
 const char *dl_opt_positive(const void *field);
@@ -148,6 +165,20 @@ dl_status_t dl_optset_init(dl_optset_t *s, const dl_opt_t *base, size_t nbase, s
                            const dl_opt_t *const *extra, const size_t *nextra,
                            const size_t *extra_size, size_t nsets);
 void dl_optset_free(dl_optset_t *s);
+
+/* A command's table made known to `dlcomm __options` (src/cmd_options.c). */
+void dl_opt_tables_add(const char *cmd, const dl_opt_t *opts, size_t n);
+#define DL_OPTS_EXPORT(cmd, table)                                                          \
+    __attribute__((constructor)) static void dl_export_##table(void)                        \
+    {                                                                                       \
+        dl_opt_tables_add(cmd, table, DL_ARRAY_SIZE(table));                                \
+    }
+
+/* UTF-8 (src/util/utf8.c): valid means no stray, overlong or surrogate
+ * bytes. dl_utf8_fix returns a copy (malloc) with each byte that is not
+ * part of a valid sequence replaced by repl. */
+int dl_utf8_valid(const char *s);
+char *dl_utf8_fix(const char *s, const char *repl);
 
 /* Monotonic wall clock in seconds. */
 double dl_now(void);

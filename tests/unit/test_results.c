@@ -230,13 +230,16 @@ static void env_allow_list(void **state)
     (void)state;
     static const char *const yes[] = {"NCCL_DEBUG", "NCCL_IB_HCA", "NCCL_P2P_DISABLE", "UCX_TLS",
                                       "OMPI_MCA_btl", "HOROVOD_FUSION_THRESHOLD",
-                                      "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID"};
+                                      "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID", "NCCL_IB_PKEY",
+                                      "NCCL_SOCKET_IFNAME", "NCCL_NET_GDR_LEVEL"};
     static const char *const no[] = {
         "PATH", "HOME", "USER", "LD_LIBRARY_PATH", "NCCL_AUTH_TOKEN", "GITHUB_TOKEN",
         "NCCL_API_KEY", "AWS_SECRET_ACCESS_KEY", "HOROVOD_PASSWORD", "UCX_KEY_FILE",
         "OMPI_MCA_orte_hnp_uri", "OMPI_MCA_orte_ess_num_procs", "OMPI_MCA_ess_base_jobid",
         "OMPI_MCA_pmix", "PMIX_MCA_psec", "SLURM_JOB_ACCOUNT", "NCCL", "CUDA_VISIBLE_DEVICES_X",
-        "nccl_debug", ""};
+        "nccl_debug", "", "HOROVOD_api_key", "NCCL_my_secret", "HOROVOD_Token",
+        "OMPI_MCA_x_password", "HOROVOD_ApiKey", "UCX_Credentials", "NCCL_ib_pkey_token",
+        "NCCL_DB_URI", "NCCL_my_passwd", "HOROVOD_AuthHeader"};
     for (size_t i = 0; i < DL_ARRAY_SIZE(yes); i++)
         if (!dl_env_allowed(yes[i])) {
             print_error("%s refused\n", yes[i]);

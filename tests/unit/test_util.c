@@ -348,7 +348,9 @@ static void opts_errors(void **state)
     expect_usage((const char *[]){"-b", "12Q", NULL}, "option --bytes: '12Q' is not a valid SIZE");
     expect_usage((const char *[]){"-b", "0", NULL}, "is not a valid SIZE");
     expect_usage((const char *[]){"-c", "0", NULL}, "option --count: must be > 0");
-    expect_usage((const char *[]){"-c", "-4", NULL}, "option --count: must be > 0");
+    expect_usage((const char *[]){"-c", "-4", NULL}, "option --count: '-4' is out of range (0..2147483647)");
+    expect_usage((const char *[]){"-c", "2147483648", NULL}, "is out of range (0..2147483647)");
+    expect_usage((const char *[]){"-c", "99999999999999999999", NULL}, "is out of range");
     expect_usage((const char *[]){"stray", NULL}, "unexpected argument 'stray'");
 }
 

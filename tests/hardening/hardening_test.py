@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+"""Hardening tests by class: each group below runs the real dlcomm (and real
+mpirun where ranks matter) with hostile but fair input and asserts the
+README's promises: one line on stderr and a documented exit code, nothing
+half-written, nothing finished lost, no secret recorded.
+
+  hardening_test.py --bin DLCOMM [--mpirun "mpirun ..."] GROUP
+
+GROUP: defects (one case per issue-17 defect), options (bad values for
+every option of every command, from `dlcomm __options`), files (special
+files to every reader), encodings, concurrency, signals, secrets.
+"""
+import argparse
+import errno
+import fcntl
+import json
+import os
+import random
+import shlex
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+A = None
+FAILS = []
+TMP = None
+
+
+def run(args, env=None, timeout=60, mpi=0, cwd=None, stdin=subprocess.DEVNULL):
+    cmd = [A.bin] + list(args)
+    if mpi:
+        cmd = shlex.split(A.mpirun) + ["-np", str(mpi)] + cmd
+    e = dict(os.environ)
+    e.setdefault("NCCL_NVLS_ENABLE", "0")
+    e.update(env or {})
+    try:
+        p = subprocess.run(cmd, env=e, timeout=timeout, cwd=cwd, stdin=stdin,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return "timeout", "", ""
+
+
+def check(name, ok, detail=""):
+    if ok:
+        print("ok   %s" % name)
+    else:
+        print("FAIL %s %s" % (name, detail))
+        FAILS.append(name)
+
+
+def one_line(err):
+    lines = [l for l in err.splitlines() if l.startswith("dlcomm:")]
+    return len(lines) >= 1
+
+
+def expect_usage(name, args, want=None, **kw):
+    """exit 2, a dlcomm line naming `want` on stderr."""
+    rc, out, err = run(args, **kw)
+    ok = rc == 2 and one_line(err) and (want is None or want in err)
+    check(name, ok, "rc=%s stderr=%r" % (rc, err[-300:]))
+    return rc, out, err
+
+
+def tmp(*parts):
+    return os.path.join(TMP, *parts)
+
+
+def fresh(name):
+    d = tmp(name)
+    subprocess.run(["rm", "-rf", d])
+    return d
+
+
+def tiny_sweep(out, *extra, env=None, mpi=0, backend="mpi"):
+    args = ["sweep", "--backend", backend, "-c", "allreduce", "-b", "8", "-e", "8", "-n", "2",
+            "-w", "0", "-q", "--out", out] + list(extra)
+    return run(args, env=env, mpi=mpi)
+
+
+def load_json_strict(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    return json.loads(raw.decode("utf-8"))  # strict: bad UTF-8 raises
+
+
+def write(path, data, mode="w"):
+    with open(path, mode) as f:
+        f.write(data)
+    return path
+
+
+def good_run():
+    """A finished, real run.json to mutate."""
+    d = tmp("good")
+    if not os.path.exists(os.path.join(d, "run.json")):
+        rc, _, err = tiny_sweep(d)
+        assert rc == 0, err
+    return os.path.join(d, "run.json")
+
+
+def profile(name, body):
+    return write(tmp(name + ".json"), body if isinstance(body, str) else json.dumps(body))
+
+
+# ---------------------------------------------------------------- defects --
+
+def g_defects():
+    # 1: counts of 2^31 elements or more cannot be expressed to MPI-3 calls.
+    rc, out, err = run(["sweep", "--backend", "mpi", "-c", "allreduce", "-d", "int8",
+                        "--placement", "out", "-b", "4G", "-e", "4G", "-n", "1", "-w", "0",
+                        "-q", "--out", fresh("d1")], timeout=30)
+    check("d1_count_limit", rc == 2 and "2147483647" in err and not os.path.exists(tmp("d1", "run.json")),
+          "rc=%s %r" % (rc, err[-300:]))
+    # 4: integers beyond an int are refused, not truncated.
+    for opt, val in (("-n", "2147483648"), ("-n", "4294967297"), ("--max-iters", "4294967296"),
+                     ("-w", "99999999999999999999")):
+        expect_usage("d4_range%s=%s" % (opt, val), ["sweep", opt, val, "--out", fresh("d4")])
+    # 5: credential-like names in any case, NCCL's real settings kept.
+    d = fresh("d5")
+    secrets = {"HOROVOD_api_key": "s1", "NCCL_my_secret": "s2", "HOROVOD_Token": "s3",
+               "OMPI_MCA_x_password": "s4", "NCCL_PassWord": "s5", "UCX_Credentials": "s6",
+               "HOROVOD_ApiKey": "s7"}
+    keep = {"NCCL_IB_PKEY": "1", "NCCL_ALGO": "Ring", "NCCL_IB_HCA": "mlx5"}
+    rc, _, err = tiny_sweep(d, env=dict(secrets, **keep))
+    env = load_json_strict(os.path.join(d, "run.json")).get("environment", {}) if rc == 0 else {}
+    leaked = [k for k in secrets if k in env]
+    check("d5_secret_any_case", rc == 0 and not leaked, "rc=%s leaked=%s" % (rc, leaked))
+    check("d5_nccl_kept", all(k in env for k in keep), "env=%s" % sorted(env))
+    # 6: a finished run is not overwritten unless asked; a live one is refused.
+    d = fresh("d6")
+    rc1, _, _ = tiny_sweep(d)
+    rc2, _, err2 = tiny_sweep(d)
+    check("d6_finished_refused", rc1 == 0 and rc2 == 2 and "--overwrite" in err2,
+          "rc=%s,%s %r" % (rc1, rc2, err2[-200:]))
+    rc3, _, _ = tiny_sweep(d, "--overwrite")
+    check("d6_overwrite", rc3 == 0)
+    d = fresh("d6b")
+    os.makedirs(d)
+    fd = os.open(os.path.join(d, ".dlcomm.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    rc, _, err = tiny_sweep(d, "--overwrite")
+    os.close(fd)
+    check("d6_live_refused", rc == 2 and "another" in err and not os.path.exists(os.path.join(d, "run.json")),
+          "rc=%s %r" % (rc, err[-200:]))
+    # 7: long input is used whole or refused.
+    long_out = tmp("d7", *(["x" * 200] * 6))
+    subprocess.run(["rm", "-rf", tmp("d7")])
+    rc, _, err = tiny_sweep(long_out)
+    check("d7_long_out", (rc == 0 and os.path.exists(os.path.join(long_out, "run.json"))) or
+          (rc == 2 and one_line(err)), "rc=%s %r" % (rc, err[-200:]))
+    # a list longer than 4095 bytes whose last word is wrong: read whole, that word is named
+    plist = ",".join("./" * 300 + p + ".json" for p in ("ring", "tree", "ll", "ll128", "simple", "socket", "shm-off")) + ",nosuch-profile"
+    rc, _, err = run(["sweep", "--backend", "sim", "-p", plist, "--out", fresh("d7b")],
+                     cwd=os.path.join(A.src, "topologies", "profiles"))
+    check("d7_long_p", rc == 2 and ("nosuch-profile" in err or "at most" in err), "rc=%s %r" % (rc, err[-200:]))
+    # 8: readers: only whole regular files.
+    fifo = tmp("fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    expect_usage("d8_fifo_report", ["report", fifo], timeout=10)
+    expect_usage("d8_devzero_report", ["report", "/dev/zero"], timeout=10)
+    g = open(good_run()).read()
+    expect_usage("d8_trailing_garbage", ["report", write(tmp("trail.json"), g + "garbage")])
+    expect_usage("d8_two_docs", ["report", write(tmp("two.json"), g + g)])
+    # 9: outputs: UTF-8 run.json; RFC 4180 run.csv.
+    d = fresh("d9") + "-\udcff".encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    rc, _, err = tiny_sweep(d)
+    ok = False
+    if rc == 0:
+        try:
+            load_json_strict(os.path.join(d, "run.json"))
+            ok = True
+        except (UnicodeDecodeError, ValueError) as e:
+            err = str(e)
+    check("d9_utf8_out", ok, "rc=%s %r" % (rc, err[-200:]))
+    # 9: plot: undrawable figures refused in one line, never a claim of charts not drawn
+    if subprocess.run(["sh", "-c", "command -v gnuplot"], stdout=subprocess.DEVNULL).returncode == 0:
+        for tag, mut in (("huge", {"mean": 1e308, "bw": 1e308}), ("dropped", {"mean": -1, "bw": None})):
+            doc = json.load(open(good_run()))
+            for r in doc["profiles"][0]["results"]:
+                r["time_us"]["mean"] = mut["mean"]
+                r["busbw_gbps"] = r["algbw_gbps"] = mut["bw"]
+            f = write(tmp("plot-%s.json" % tag), json.dumps(doc))
+            out = fresh("plot-" + tag)
+            rc, so, err = expect_usage("d9_plot_%s" % tag, ["plot", f, "--out", out])
+            pngs = [x for x in os.listdir(out) if x.endswith(".png")] if os.path.isdir(out) else []
+            check("d9_plot_%s_no_claim" % tag, "wrote" not in so and not pngs, "%r %s" % (so, pngs))
+    # 10: profiles
+    for nm, body, want in (
+            ("p_space", {"name": "ps", "env": {"NCCL ALGO": "Ring"}}, "variable name"),
+            ("p_newline", {"name": "pn", "env": {"NCCL_\nALGO": "Ring"}}, "variable name"),
+            ("p_digit", {"name": "pd", "env": {"1NCCL": "Ring"}}, "variable name"),
+            ("p_trailing", json.dumps({"name": "pt", "env": {}}) + " {}", "JSON"),
+            ("p_minmax", {"name": "pm", "env": {}, "applies_when": {"min_nodes": 4, "max_nodes": 2}}, "min_nodes"),
+            ("p_huge", {"name": "ph", "env": {"NCCL_ALGO": "R" * 200000}}, "NCCL_ALGO"),
+    ):
+        expect_usage("d10_" + nm, ["sweep", "--backend", "sim", "-p", profile(nm, body),
+                                   "--out", fresh("d10")], want=want)
+    conf = write(tmp("nccl.conf"), "NCCL_ALGO=Ring\n NCCL_NVLS_ENABLE = 1\n")
+    expect_usage("d10_conf_nvls", ["sweep", "--backend", "sim", "-p",
+                                    profile("p_conf", {"name": "pc", "env": {"NCCL_CONF_FILE": conf}}),
+                                    "--out", fresh("d10")], want="NCCL_NVLS_ENABLE")
+    # 11: the small ones
+    os.makedirs(tmp("jdir"), exist_ok=True)
+    rc, out, err = expect_usage("d11_preflight_json_dir", ["preflight", "--json", tmp("jdir")], timeout=60)
+    check("d11_preflight_json_dir_before_checks", out == "", "stdout=%r" % out[:200])
+    expect_usage("d11_version_extra", ["version", "extra"])
+    expect_usage("d11_help_extra", ["help", "extra"])
+    rc, out, err = run([])
+    check("d11_no_command", rc == 2 and out == "" and "usage" in err, "rc=%s out=%r" % (rc, out[:80]))
+    # atomic writes: a planted link at any predictable temp name is not followed
+    d = fresh("d11w")
+    os.makedirs(d)
+    victim = write(tmp("victim"), "keep")
+    for pid in range(os.getpid(), os.getpid() + 200):
+        for base in ("run.json", "run.csv"):
+            os.symlink(victim, os.path.join(d, ".%s.tmp.%d" % (base, pid)))
+    rc, _, _ = tiny_sweep(d)
+    check("d11_atomic_no_follow", rc == 0 and open(victim).read() == "keep")
+
+
+# ---------------------------------------------------------------- options --
+
+def options():
+    rc, out, err = run(["__options"])
+    assert rc == 0, "dlcomm __options: rc=%s %s" % (rc, err)
+    return json.loads(out)
+
+
+BAD = {
+    "int": ["", "x", "1x", "1.5", "2147483648", "-2147483649", "9223372036854775808",
+            "99999999999999999999999", "0x10"],
+    "double": ["", "x", "nan", "inf", "-inf", "1e999", "1,5", "0x1p3z"],
+    "size": ["", "x", "-1", "1Q", "16E", "18446744073709551616", "1e30", "nan", "K"],
+    "flag": [],
+    "str": [],
+}
+
+
+def g_options():
+    tables = options()
+    rnd = random.Random(17)
+    n = 0
+    for cmd, opts in sorted(tables.items()):
+        for o in opts:
+            bad = BAD[o["kind"]]
+            if not bad:
+                continue
+            # every option at least twice; the whole list for a sample
+            vals = bad if rnd.random() < 0.3 else rnd.sample(bad, 2)
+            for v in vals:
+                rc, _, err = run([cmd, "--%s=%s" % (o["name"], v)], timeout=30)
+                n += 1
+                ok = rc == 2 and one_line(err) and ("--" + o["name"]) in err
+                check("opt_%s_--%s=%r" % (cmd, o["name"], v), ok, "rc=%s %r" % (rc, err[-200:]))
+            rc, _, err = run([cmd, "--" + o["name"]], timeout=30)
+            check("opt_%s_--%s_missing" % (cmd, o["name"]), rc == 2 and one_line(err),
+                  "rc=%s %r" % (rc, err[-200:]))
+    for cmd in tables:
+        rc, _, err = run([cmd, "--no-such-option-%s" % cmd])
+        check("opt_%s_unknown" % cmd, rc == 2 and one_line(err))
+    check("opt_tables_nonempty", len(tables) >= 6 and n > 50, "%d commands, %d runs" % (len(tables), n))
+
+
+# ------------------------------------------------------------------ files --
+
+def readers():
+    """Each command that reads a user's file, as a function of that file."""
+    return {
+        "report": lambda f: ["report", f],
+        "compare_base": lambda f: ["compare", f, good_run()],
+        "compare_new": lambda f: ["compare", good_run(), f],
+        "plot": lambda f: ["plot", f, "--out", fresh("plotout")],
+        "preflight_baseline": lambda f: ["preflight", "--baseline", f, "--json", tmp("pf.json")],
+        "sweep_profile": lambda f: ["sweep", "--backend", "sim", "-p", f, "--out", fresh("spout")],
+        "sweep_system": lambda f: ["sweep", "--backend", "sim", "--system", f, "--out", fresh("ssout")],
+        "profiles": lambda f: ["profiles", f],
+    }
+
+
+def g_files():
+    fifo = tmp("fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    loop = tmp("loop")
+    if not os.path.lexists(loop):
+        os.symlink(loop, loop)
+    os.makedirs(tmp("adir"), exist_ok=True)
+    g = open(good_run()).read()
+    specials = {"fifo": fifo, "devzero": "/dev/zero", "dir": tmp("adir"), "symloop": loop,
+                "missing": tmp("no-such-file"), "empty": write(tmp("empty.json"), ""),
+                "nul": write(tmp("nul.json"), "\0" * 10), "trailing": write(tmp("trail.json"), g + "x"),
+                "twodocs": write(tmp("two.json"), g + g), "notutf8": write(tmp("bad8.json"), b"{\"\xff\":1}", "wb"),
+                "deep": write(tmp("deep.json"), "[" * 100000 + "]" * 100000)}
+    for rname, mk in readers().items():
+        for sname, path in specials.items():
+            if rname == "plot" and sname == "dir":
+                continue  # a run folder is a valid plot input (it holds run.json)
+            rc, _, err = run(mk(path), timeout=15)
+            check("file_%s_%s" % (rname, sname), rc == 2 and one_line(err), "rc=%s %r" % (rc, err[-200:]))
+    # concatenated nccl-tests logs: refused or read as one
+    log = os.path.join(A.src, "tests", "analysis", "data")
+    txt = [os.path.join(log, f) for f in sorted(os.listdir(log)) if f.endswith(".txt") or f.endswith(".log")]
+    if txt:
+        body = open(txt[0]).read()
+        cat = write(tmp("cat.log"), body + body)
+        rc, out, err = run(["report", cat])
+        rc1, out1, _ = run(["report", txt[0]])
+        check("file_ncclt_concat", rc == 2 or (rc == rc1 and out == out1), "rc=%s %r" % (rc, err[-200:]))
+
+
+# -------------------------------------------------------------- encodings --
+
+def g_encodings():
+    raw = b"\xff\xfe-\xc3(-\xed\xa0\x80"
+    name = raw.decode("utf-8", "surrogateescape")
+    d = fresh("enc") + name
+    rc, _, err = tiny_sweep(d)
+    ok = rc == 0
+    try:
+        ok = ok and "command" in load_json_strict(os.path.join(d, "run.json"))
+    except (UnicodeDecodeError, ValueError):
+        ok = False
+    check("enc_out_mpi", ok, "rc=%s %r" % (rc, err[-200:]))
+    # a profile whose name is not UTF-8 or holds a quote or newline
+    for tag, nm in (("bad8", b"p\xff\xfe"), ("quote", b'p"q'), ("newline", b"p\nq")):
+        body = b'{"name": "' + nm.replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'", "env": {}}'
+        f = write(tmp("enc-%s.json" % tag), body, "wb")
+        d = fresh("enc-" + tag)
+        rc, _, err = run(["sweep", "--backend", "sim", "-c", "allreduce", "-b", "8", "-e", "8", "-n", "2",
+                          "-w", "0", "-q", "-p", f, "--out", d])
+        if rc == 2:
+            check("enc_profile_%s" % tag, one_line(err))
+            continue
+        ok = rc == 0
+        try:
+            load_json_strict(os.path.join(d, "run.json"))
+            import csv
+            with open(os.path.join(d, "run.csv"), newline="", encoding="utf-8", errors="strict") as fh:
+                rows = list(csv.reader(fh))
+            ok = ok and len(rows) >= 2 and all(len(r) == len(rows[0]) for r in rows)
+        except (UnicodeDecodeError, ValueError, OSError) as e:
+            ok, err = False, str(e)
+        check("enc_profile_%s" % tag, ok, "rc=%s %r" % (rc, err[-200:]))
+
+
+# ------------------------------------------------------------ concurrency --
+
+def g_concurrency():
+    for backend in ("mpi", "sim"):
+        d = fresh("conc-" + backend)
+        args = ["sweep", "--backend", backend, "-c", "allreduce", "-b", "8", "-e", "64K", "-n", "20",
+                "-w", "0", "-q", "--out", d]
+        ps = [subprocess.Popen([A.bin] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(2)]
+        res = [(p.wait(120), p.stderr.read().decode()) for p in ps]
+        codes = sorted(r[0] for r in res)
+        ok = codes == [0, 2] and any("another" in r[1] or "--overwrite" in r[1] for r in res)
+        check("conc_two_sweeps_one_out_%s" % backend, ok, "codes=%s %r" % (codes, [r[1][-150:] for r in res]))
+        try:
+            j = load_json_strict(os.path.join(d, "run.json"))
+            check("conc_result_whole_%s" % backend, j.get("exit_code") == 0)
+        except (OSError, ValueError) as e:
+            check("conc_result_whole_%s" % backend, False, str(e))
+
+
+# ---------------------------------------------------------------- signals --
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def tree(pid):
+    out = []
+    for c in children(pid):
+        out.append(c)
+        out += tree(c)
+    return out
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def g_signals():
+    """A signal to each process of the tree: the run ends with 3 (the run
+    broke), run.json records an exit_code and a status that is not
+    'running', and a killed rank is named on stderr."""
+    for backend in ("mpi", "sim"):
+        for target in ("mpirun", "rank", "worker"):
+            if target == "worker" and backend == "mpi":
+                continue  # the mpi backend runs in the ranks themselves
+            for sig in ((signal.SIGINT, signal.SIGTERM) if target == "mpirun" else (signal.SIGKILL,)):
+                d = fresh("sig-%s-%s-%d" % (backend, target, sig))
+                cmd = shlex.split(A.mpirun) + ["-np", "2", A.bin, "sweep", "--backend", backend,
+                                               "-c", "allreduce,allgather", "-b", "8", "-e", "1M",
+                                               "-n", "400", "-w", "0", "-q", "--out", d]
+                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+                victim = None
+                t0 = time.time()
+                while time.time() - t0 < 20 and victim is None:
+                    time.sleep(0.2)
+                    if not os.path.exists(os.path.join(d, "run.json")):
+                        continue  # wait for the first finished collective
+                    procs = tree(p.pid)
+                    if target == "mpirun":
+                        victim = p.pid
+                    elif target == "rank":
+                        r = [q for q in procs if b"sweep" in comm(q) and b"__worker" not in comm(q)]
+                        victim = r[-1] if len(r) >= 2 else None
+                    else:
+                        w = [q for q in procs if b"__worker" in comm(q)]
+                        victim = w[-1] if w else None
+                if victim is None:
+                    p.kill()
+                    p.wait()
+                    check("sig_%s_%s_%s" % (backend, target, sig.name), False, "no %s found" % target)
+                    continue
+                os.kill(victim, sig)
+                try:
+                    p.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+                err = p.stderr.read().decode(errors="replace")
+                rj = {}
+                try:
+                    rj = load_json_strict(os.path.join(d, "run.json"))
+                except (OSError, ValueError):
+                    pass
+                statuses = [pr.get("status") for pr in rj.get("profiles", [])]
+                name = "sig_%s_%s_%s" % (backend, target, sig.name)
+                want = 3
+                ok = p.returncode == want and rj.get("exit_code") == want and "running" not in statuses
+                if target != "mpirun":
+                    ok = ok and ("rank" in err and "dlcomm:" in err)
+                check(name, ok, "rc=%s exit_code=%s statuses=%s %r" % (
+                    p.returncode, rj.get("exit_code"), statuses, err[-300:]))
+
+
+# ---------------------------------------------------------------- secrets --
+
+def g_secrets():
+    words = ["key", "token", "secret", "password", "passwd", "credential", "auth", "apikey"]
+    fams = ["NCCL_", "UCX_", "OMPI_MCA_", "PMIX_MCA_", "HOROVOD_"]
+    env = {}
+    rnd = random.Random(4)
+    for f in fams:
+        for w in words:
+            for case in (str.lower, str.upper, str.title):
+                env["%s%s_%s" % (f, rnd.choice(["my", "X", "a_b"]), case(w))] = "LEAKED-%d" % len(env)
+    d = fresh("sec-mpi")
+    rc, _, err = tiny_sweep(d, env=env)
+    blob = open(os.path.join(d, "run.json")).read() if rc == 0 else ""
+    check("secret_sweep_mpi", rc == 0 and "LEAKED" not in blob, "rc=%s %r" % (rc, err[-200:]))
+    d = fresh("sec-sim")
+    rc, _, err = tiny_sweep(d, env=env, backend="sim")
+    blob = open(os.path.join(d, "run.json")).read() if rc == 0 else ""
+    check("secret_sweep_sim", rc == 0 and "LEAKED" not in blob, "rc=%s %r" % (rc, err[-200:]))
+    j = tmp("sec-pf.json")
+    rc, _, err = run(["preflight", "--no-gpu", "--json", j, "--budget", "0.01"], env=env, timeout=90)
+    blob = open(j).read() if os.path.exists(j) else ""
+    check("secret_preflight", blob != "" and "LEAKED" not in blob, "rc=%s %r" % (rc, err[-200:]))
+
+
+GROUPS = {"defects": g_defects, "options": g_options, "files": g_files, "encodings": g_encodings,
+          "concurrency": g_concurrency, "signals": g_signals, "secrets": g_secrets}
+
+
+def main():
+    global A, TMP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--mpirun", default="mpirun --oversubscribe")
+    ap.add_argument("--src", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    ap.add_argument("groups", nargs="+", choices=sorted(GROUPS))
+    A = ap.parse_args()
+    A.bin = os.path.abspath(A.bin)
+    with tempfile.TemporaryDirectory(prefix="dlcomm-hard-") as t:
+        TMP = t
+        os.chdir(t)
+        for g in A.groups:
+            GROUPS[g]()
+    print("%d failed" % len(FAILS))
+    for f in FAILS:
+        print("  " + f)
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
