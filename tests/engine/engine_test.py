@@ -360,7 +360,7 @@ def case_rooted_agg(c):
     """gather and scatter rows from workers; -a forms a row's time over the
     processes through the relay (mean: integer sums, min: negated max)."""
     for agg in ["mean", "min", "rank0"]:
-        c.sweep(4, ["--system", H200, "-c", "gather,scatter", "-r", "2", "-a", agg,
+        c.sweep(4, ["--overwrite", "--system", H200, "-c", "gather,scatter", "-r", "2", "-a", agg,
                     "-b", "8", "-e", "1M", "-f", "32", "--placement", "out", "-n", "20"])
         run = c.run_json()
         check(run["options"]["aggregate"] == agg, "options.aggregate %s" % run["options"])
