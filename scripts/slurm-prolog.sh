@@ -121,7 +121,7 @@ broke() {
   exit 0
 }
 case $rc in
-  0) log "preflight passed on ${#nodes[@]} nodes (${nodes[*]})"; exit 0 ;;
+  0) log "preflight passed on ${#nodes[@]} nodes (${nodes[*]}) in $SECONDS s"; exit 0 ;;
   1) ;;
   3) broke "preflight broke (communication error or its own --timeout)" ;;
   124|137) broke "preflight did not finish within DLCOMM_PROLOG_TIMEOUT=${LIMIT} s and was stopped" ;;
@@ -136,7 +136,7 @@ for h in "${bad[@]}"; do
   # Only nodes of this job are touched, whatever the file says.
   printf '%s\n' "${nodes[@]}" | grep -qxF -- "$h" || { log "ignoring '$h': not in this job"; continue; }
   if [ "$DRAIN" = 1 ]; then
-    log "draining $h"
+    log "draining $h (preflight on ${nodes[*]}, $SECONDS s)"
     "$SCONTROL" update "nodename=$h" state=drain "reason=dlcomm preflight failed (job $JOB, $json)" \
       || log "scontrol could not drain $h"
   else

@@ -32,8 +32,8 @@ die() { echo "slurm-rig: $*" >&2; exit 2; }
 
 cmd_check() {
   local p
-  for p in munged slurmctld slurmd sbatch scontrol; do
-    command -v "$p" > /dev/null || { echo "slurm-rig: $p not found (apt-get install slurmctld slurmd slurm-client munge)" >&2; exit 1; }
+  for p in munged slurmctld slurmd sbatch srun scontrol sinfo sacct; do
+    command -v "$p" > /dev/null || { echo "slurm-rig: $p not found (apt-get install slurmctld slurmd slurm-client munge, or scripts/install-deps.sh)" >&2; exit 1; }
   done
   "$RIG" check
 }

@@ -151,6 +151,24 @@ assert colls == {"allreduce", "allgather"}, colls
 assert all(r["busbw_gbps"] > 0 and r["wrong"] == 0 for r in rows), rows[:2]
 print(f"gate {pf['verdict']['status']} on {hosts}; run.json: {len(rows)} rows, ranks {fp['ranks']} on {fp['nodes']} nodes")
 PY
+  # The other way Open MPI starts inside a job: mpirun in the batch script
+  # takes the allocation from SLURM_* and starts its daemons through srun.
+  root=()
+  [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
+  id2=$(sbatch --parsable -N3 --ntasks-per-node=2 --chdir="$work" -o "$work/job-%j.out" \
+          --wrap "mpirun ${root[*]} $bin sweep --backend mpi -c allreduce -b 1K -e 16K -f 4 --timeout 60 --out $work/mpirun")
+  echo "submitted job $id2 (mpirun inside the allocation)"
+  st=$(wait_job "$id2" 60)
+  grep -v '^ ' "$work/job-$id2.out"
+  [ "$st" = COMPLETED ] || fail "job $id2 ended $st"
+  python3 - "$work/mpirun/run.json" "$pre" <<'PY'
+import json, sys
+fp = json.load(open(sys.argv[1]))["fingerprint"]
+hosts = {h["name"]: h["ranks"] for h in fp["hosts"]}
+p = sys.argv[2]
+assert hosts == {p + "1": [0, 1], p + "2": [2, 3], p + "3": [4, 5]}, hosts
+print(f"mpirun inside the job: ranks by host {hosts}")
+PY
   ;;
 healthy)
   prolog_conf
@@ -205,6 +223,11 @@ assert ran(second) == [pre + "1", pre + "3", pre + "4"], ran(second)
 assert second["exit_code"] == 0, second["verdict"]
 print(f"first prolog on {ran(first)} named {first['verdict']['hosts']}; after the requeue {ran(second)} passed")
 PY
+  if [ "$(grep -c "\[$id\]: draining " "$state/log/prolog.log")" != 1 ] \
+     || ! grep -q "\[$id\]: draining $bad (preflight on ${pre}1 $bad ${pre}3," "$state/log/prolog.log" \
+     || ! grep -q "\[$id\]: preflight passed on 3 nodes (${pre}1 ${pre}3 ${pre}4)" "$state/log/prolog.log"; then
+    fail "prolog.log does not say it drained $bad alone, then passed"
+  fi
   ran=$(tr '\n' ' ' < "$work/ran-$id.txt")
   [ "$ran" = "${pre}1 ${pre}3 ${pre}4 " ] || fail "the job ran on '$ran'"
   ;;
