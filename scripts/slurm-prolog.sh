@@ -18,7 +18,8 @@
 #   DLCOMM_RANKS_PER_NODE   ranks (GPUs) per node      [8]
 #   DLCOMM_PREFLIGHT_ARGS   extra preflight options    [--quick]
 #   DLCOMM_PREFLIGHT_DIR    where the JSON verdicts and prolog.log go [/var/log/dlcomm]
-#   DLCOMM_PROLOG_TIMEOUT   seconds the whole preflight may take [300]
+#   DLCOMM_PROLOG_TIMEOUT   seconds the whole preflight may take (then SIGTERM,
+#                           SIGKILL 5 s later) [300]
 #   DLCOMM_DRAIN            1: drain named nodes; 0: report only [1]
 #   DLCOMM_BROKE_BLOCKS     1: a preflight that broke fails the prolog [0]
 #   SCONTROL                scontrol                   [scontrol]
@@ -99,7 +100,10 @@ done
 # ARGS is a list of options: split on blanks on purpose.
 # shellcheck disable=SC2206
 extra=($ARGS)
-timeout -k 10 "$LIMIT" env "${unset_slurm[@]}" "$MPIRUN" "${root[@]}" --hostfile "$work/hostfile" \
+# Past the limit mpirun gets SIGTERM (it passes it to the ranks), and
+# SIGKILL GRACE seconds later (its daemons on the nodes then end their ranks).
+GRACE=5
+timeout -k "$GRACE" "$LIMIT" env "${unset_slurm[@]}" "$MPIRUN" "${root[@]}" --hostfile "$work/hostfile" \
   -np $(( ${#nodes[@]} * PER_NODE )) --map-by "ppr:$PER_NODE:node" \
   "$BIN" preflight "${extra[@]}" --json "$json" > "$out" 2>&1
 rc=$?
@@ -116,7 +120,7 @@ named_hosts() {
 
 # Anything but a verdict (0 or 1) is the harness's fault, not a node's.
 broke() {
-  log "$1; drained nobody, see $out"
+  log "$1; drained nobody ($SECONDS s), see $out"
   [ "$BROKE_BLOCKS" = 1 ] && exit 1
   exit 0
 }
