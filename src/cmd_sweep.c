@@ -15,6 +15,7 @@
 #include "measure/measure.h"
 #include "results/results.h"
 #include "sys/gpus.h"
+#include "sys/lastwords.h"
 #include "sys/sys.h"
 
 typedef struct {
@@ -288,6 +289,7 @@ static void *deadline_thread(void *arg)
         if (failed > 0 && dl_now() - failed > DL_FAILURE_GRACE_S) {
             dl_err("rank %d: its collective failed (above) and the peers cannot finish theirs; "
                    "ending the job", g_rank);
+            dl_lw_note(DL_LW_FAILED);
             MPI_Abort(MPI_COMM_WORLD, 3);
             _exit(3);
         }
@@ -295,6 +297,7 @@ static void *deadline_thread(void *arg)
         if (started > 0 && dl_now() - started > g_timeout) {
             dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
                    g_rank, g_timeout);
+            dl_lw_note(DL_LW_TIMEOUT);
             MPI_Abort(MPI_COMM_WORLD, 3);
             _exit(3);
         }
@@ -364,7 +367,21 @@ static void report_stragglers(const sweep_out_t *s)
         printf("# stragglers:%s\n", line);
 }
 
+/* The record is shared with the thread that answers SIGINT/SIGTERM
+ * (on_interrupt): a row is added, or the record written, whole. */
+static pthread_mutex_t g_out_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_out_final; /* the run is over: a late signal changes nothing */
+
+static dl_status_t on_result_locked(void *arg, dl_result_t *r);
 static dl_status_t on_result(void *arg, dl_result_t *r)
+{
+    pthread_mutex_lock(&g_out_lock);
+    dl_status_t st = on_result_locked(arg, r);
+    pthread_mutex_unlock(&g_out_lock);
+    return st;
+}
+
+static dl_status_t on_result_locked(void *arg, dl_result_t *r)
 {
     sweep_out_t *s = arg;
     atomic_store(&g_case_started, dl_now());
@@ -503,6 +520,42 @@ static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_o
     return pj;
 }
 
+/* SIGINT/SIGTERM while the ranks themselves measure (mpi): the main thread
+ * may sit in a collective that never returns, so this thread answers.
+ * Open MPI 4.1's mpirun, signalled, sends the ranks SIGCONT, then SIGTERM a
+ * second later, then SIGKILL a second after that: rank 0 writes the rows
+ * done so far and the final state within that second, every rank exits 3. */
+#define DL_RECORD_WAIT_S 0.9
+static void on_interrupt(int sig, void *arg)
+{
+    sweep_out_t *s = arg;
+    pthread_mutex_lock(&g_out_lock);
+    if (g_out_final) { /* measured to the end: the run finishes as it would */
+        pthread_mutex_unlock(&g_out_lock);
+        return;
+    }
+    if (s->rank == 0) {
+        cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString("interrupted"));
+        char why[160];
+        snprintf(why, sizeof(why), "interrupted by %s after %zu of %zu cases", dl_lw_signame(sig),
+                 s->done, s->total);
+        cJSON_AddStringToObject(s->profile, "reason", why);
+        dl_lw_record(s->profile, s->hosts, s->nranks); /* a peer killed first is the cause */
+        cJSON_AddStringToObject(s->run, "interrupted_by", dl_lw_signame(sig));
+        cJSON_AddNumberToObject(s->run, "exit_code", 3);
+        dl_progress_end();
+        if (s->io == DL_OK && dl_run_write(s->run, s->outdir) == DL_OK)
+            dl_err("%s: %s/run.json keeps the %zu finished rows", why, s->outdir, s->done);
+        else
+            dl_err("%s; %s/run.json could not be written", why, s->outdir);
+        dl_lw_recorded();
+    } else {
+        dl_lw_wait_recorded(DL_RECORD_WAIT_S);
+    }
+    fflush(NULL);
+    _exit(3);
+}
+
 /* The one implicit profile of a backend that runs in the supervisors (mpi):
  * the same fault-injection wrapper as in a worker. */
 static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t *be,
@@ -530,8 +583,12 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
         be->describe(ctx, cJSON_AddObjectToObject(out->profile, "backend_info"));
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, inj, be, ctx, out->rank, NULL);
+    dl_lw_on_interrupt(on_interrupt, out);
     if (st == DL_OK)
         st = dl_plan_run(&sp->plan, &iw.ops, &iw, &x, on_result, out);
+    pthread_mutex_lock(&g_out_lock);
+    g_out_final = 1;
+    pthread_mutex_unlock(&g_out_lock);
     atomic_store(&g_case_started, 0.0);
     atomic_store(&g_failed_at, 0.0); /* every rank agreed: the run ends normally */
     if (ctx)
@@ -561,7 +618,8 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     if (worst != DL_OK)
         return worst;
     dl_engine_signals_install();
-    for (int i = 0; i < in->nprofiles && !*stop; i++) {
+    int i;
+    for (i = 0; i < in->nprofiles && !*stop; i++) {
         const dl_profile_t *p = &in->profiles[i];
         char why[160], label[128];
         /* A model's node count decides for a model (the system it is given). */
@@ -591,6 +649,11 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
         }
         if (out->rank == 0 && out->io == DL_OK) /* a finished profile is never lost */
             out->io = dl_run_write(out->run, out->outdir);
+    }
+    for (; out->rank == 0 && i < in->nprofiles; i++) { /* the record says what never ran */
+        cJSON *pj = profile_json(out->run, &in->profiles[i], be);
+        cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString("skipped"));
+        cJSON_AddStringToObject(pj, "reason", "not run: the sweep stopped before it");
     }
     if (!dl_engine_broken(e)) /* only rank 0 saw the results */
         MPI_Bcast(&out->wrong, 1, MPI_UINT64_T, 0, world);
@@ -639,6 +702,9 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
 
     char *hosts = NULL;
     cJSON *fp = dl_sys_fingerprint(world, &hosts);
+    dl_host_info_t me;
+    dl_sys_host_info(&me);
+    dl_lw_open(world, dir, rank, nranks, me.host); /* how a rank ends, if not normally */
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
                        .hosts = hosts,
                        .late_rows = rank == 0 ? calloc((size_t)nranks, sizeof(int)) : NULL,
@@ -658,6 +724,12 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
                  : run_inprocess(sp, be, be_opts, inj, &out, o->timeout);
     dl_profiles_free(in.profiles, in.nprofiles);
     dl_progress_end();
+    int sig = dl_engine_interrupted();
+    if (rank == 0 && stop) { /* who was killed, or which signal stopped the job */
+        dl_lw_record(out.profile, hosts, nranks);
+        if (sig)
+            cJSON_AddStringToObject(out.run, "interrupted_by", dl_lw_signame(sig));
+    }
 
     if (st == DL_OK && out.wrong)
         st = DL_ERR_CHECK;
@@ -674,7 +746,10 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
         dl_status_t io = dl_run_write(out.run, dir);
         if (io == DL_OK && !o->quiet)
             printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
-        if (io == DL_OK) /* charts and the Prometheus file come from what was written */
+        if (io == DL_OK && stop) /* mpirun's SIGKILL may follow within a second: no charts */
+            dl_err("%s%s: %s/run.json keeps the %zu finished rows", sig ? "interrupted by " : "stopped",
+                   sig ? dl_lw_signame(sig) : "", dir, out.done);
+        else if (io == DL_OK) /* charts and the Prometheus file come from what was written */
             io = dl_an_after_sweep(dir, o->plot, o->prometheus, o->html);
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
@@ -692,6 +767,10 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     free(out.late_rows);
     free(out.late_sum);
     if (stop == 2) { /* a peer is gone: MPI cannot finish cleanly */
+        if (rank == 0)
+            dl_lw_recorded();
+        else
+            dl_lw_wait_recorded(DL_RECORD_WAIT_S);
         fflush(NULL);
         MPI_Abort(world, dl_status_exit_code(st));
     }

@@ -192,7 +192,7 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
                                   dl_prof_status_t *pst);
 
 /* SIGINT/SIGTERM handlers that make the supervisor end its workers and
- * stop; dl_engine_interrupted() says whether one arrived. */
+ * stop; dl_engine_interrupted() gives the signal that arrived, or 0. */
 void dl_engine_signals_install(void);
 int dl_engine_interrupted(void);
 

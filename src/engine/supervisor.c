@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "../sys/lastwords.h"
 
 #define KILL_GRACE_S 2.0
 #define EXIT_GRACE_S 10.0
@@ -15,7 +18,11 @@
 
 static volatile sig_atomic_t g_interrupted;
 
-static void on_signal(int sig) { g_interrupted = sig; }
+static void on_signal(int sig)
+{
+    g_interrupted = sig;
+    dl_lw_note(sig); /* rank 0 tells a signal from a kill */
+}
 
 void dl_engine_signals_install(void)
 {
@@ -27,7 +34,7 @@ void dl_engine_signals_install(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int dl_engine_interrupted(void) { return g_interrupted != 0; }
+int dl_engine_interrupted(void) { return g_interrupted; }
 
 dl_status_t dl_engine_open(const dl_engine_cfg_t *cfg, dl_engine_t **out)
 {
@@ -259,7 +266,8 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
         return 1;
     }
     case EV_SIGNAL:
-        dl_outcome_set(r, DL_RK_INTERRUPTED, DL_ERR_INTERNAL, "interrupted by a signal");
+        dl_outcome_set(r, DL_RK_INTERRUPTED, DL_ERR_INTERNAL, "interrupted by %s",
+                       dl_lw_signame(g_interrupted));
         return 1;
     default:
         dl_outcome_set(r, DL_RK_ERROR, DL_ERR_COMM, "the worker broke the protocol");
@@ -317,8 +325,10 @@ static void end_worker(dl_prof_run_t *r)
         char how[128], last[100];
         dl_worker_describe_exit(&r->w, how, sizeof(how));
         dl_worker_last_error(r->w.log, 0, last, sizeof(last));
-        dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker %s%s%s", how,
-                       last[0] ? "; its last words: " : "", last);
+        char host[64] = "";
+        gethostname(host, sizeof(host) - 1);
+        dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker (host %s, pid %d) %s%s%s", host,
+                       (int)r->w.pid, how, last[0] ? "; its last words: " : "", last);
     }
 }
 
@@ -399,7 +409,9 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
     if (dl_outcome_agree(&r, all) != 0) {
         e->broken = 1;
         for (int i = 0; i < e->cfg.nranks; i++)
-            all[i] = i == e->cfg.rank ? r.me : (dl_rank_outcome_t){.kind = DL_RK_INTERRUPTED};
+            all[i] = i == e->cfg.rank ? r.me
+                     : (dl_rank_outcome_t){.kind = DL_RK_INTERRUPTED,
+                                           .reason = "no answer from its supervisor"};
     }
     *pst = dl_outcome_record(&r, all);
     free(all);
