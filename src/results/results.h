@@ -38,7 +38,9 @@ dl_status_t dl_out_claim(const char *dir, int overwrite);
 void dl_out_dir_default(char *buf, size_t len, const char *host);
 
 /* The stdout table, in the nccl-tests spirit. */
-void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks);
+/* split (NULL or op NONE: none): the rows carry a group column. */
+void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks,
+                     const dl_split_t *split);
 void dl_table_row(FILE *f, const dl_result_t *r);
 
 /* A progress line on stderr, only when stderr is a terminal. */
