@@ -27,6 +27,7 @@ typedef struct {
     long iterations;        /* 0: unknown */
     double wrong;           /* wrong elements (NAN: not checked) */
     int modelled;           /* from a model (sim backend), not a measurement */
+    int group;              /* sweep --split: the row's group; -1: no split */
 } dl_row_t;
 
 typedef struct {

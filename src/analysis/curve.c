@@ -21,7 +21,8 @@ static int score(const dl_row_t *r)
 
 static int same_kind(const dl_row_t *a, const dl_row_t *b)
 {
-    return !strcmp(a->dtype, b->dtype) && !strcmp(a->op, b->op) && !strcmp(a->placement, b->placement);
+    return !strcmp(a->dtype, b->dtype) && !strcmp(a->op, b->op) &&
+           !strcmp(a->placement, b->placement) && a->group == b->group; /* --split: one group */
 }
 
 /* The figures: peak, sizes reaching 50% / 90% of it, latency floor. */

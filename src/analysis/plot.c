@@ -37,12 +37,14 @@ dl_status_t dl_an_find_gnuplot(char *buf, size_t len)
 typedef struct {
     const dl_run_t *run;
     char profile[64], dtype[16], op[16], place[8];
+    int group; /* --split: the first group's rows stand for the run */
 } series_t;
 
 static int row_in(const dl_row_t *r, const series_t *s, const char *coll)
 {
     return !strcmp(r->profile, s->profile) && !strcmp(r->collective, coll) &&
-           !strcmp(r->dtype, s->dtype) && !strcmp(r->op, s->op) && !strcmp(r->placement, s->place);
+           !strcmp(r->dtype, s->dtype) && !strcmp(r->op, s->op) && !strcmp(r->placement, s->place) &&
+           r->group == s->group;
 }
 
 /* Picks dtype/op/placement for a profile's rows of coll: float32, sum, out first. */
@@ -62,6 +64,7 @@ static int pick(const dl_run_t *run, const char *profile, const char *coll, seri
             snprintf(s->dtype, sizeof(s->dtype), "%s", r->dtype);
             snprintf(s->op, sizeof(s->op), "%s", r->op);
             snprintf(s->place, sizeof(s->place), "%s", r->placement);
+            s->group = r->group;
         }
     }
     return best >= 0;

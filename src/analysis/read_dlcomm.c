@@ -144,6 +144,8 @@ static dl_status_t read_result(const cJSON *o, const dl_prof_t *pr, dl_run_t *ou
     row.iterations = it >= 0 && it < 1e15 ? (long)it : 0;
     row.wrong = num_of(o, "wrong");
     row.modelled = pr->modelled;
+    double g = num_of(o, "group");
+    row.group = g >= 0 && g < 1e7 ? (int)g : -1;
     return dl_an_add_row(out, &row);
 }
 

@@ -22,6 +22,7 @@ void dl_an_row_init(dl_row_t *row)
     row->time_us = row->p50_us = row->ci95_us = row->stdev_us = NAN;
     row->algbw = row->busbw = NAN;
     row->wrong = NAN;
+    row->group = -1;
 }
 
 dl_status_t dl_an_add_row(dl_run_t *r, const dl_row_t *row)
@@ -164,6 +165,8 @@ int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile)
         return c;
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
+    if (a->group != b->group) /* --split: group g pairs with group g only */
+        return a->group < b->group ? -1 : 1;
     return a->ranks < b->ranks ? -1 : a->ranks > b->ranks;
 }
 
