@@ -328,19 +328,27 @@ typedef struct {
     int rows;          /* rows with per-rank figures */
 } sweep_out_t;
 
-/* A row's stragglers, counted per rank for the sweep's one line. */
+/* A row's stragglers, counted per rank for the sweep's one line. With
+ * --split a row is its group's (its ranks by dl_split_members, each
+ * judged among its group); every group has the same rows, counted once. */
 static void tally_stragglers(sweep_out_t *s, const dl_result_t *r)
 {
-    if (!r->rank_late_s || r->nranks != s->nranks || !s->late_rows)
+    int split = r->split.op != DL_SPLIT_NONE;
+    if (!r->rank_late_s || !s->late_rows || (split ? r->split.world : r->nranks) != s->nranks)
         return;
-    int *late = calloc((size_t)r->nranks, sizeof(int));
-    s->rows++;
-    double med = dl_median(r->rank_late_s, (size_t)r->nranks);
-    if (late && dl_result_stragglers(r, late))
+    int *late = calloc((size_t)r->nranks, sizeof(int)), *who = calloc((size_t)s->nranks, sizeof(int));
+    for (int i = 0; who && i < r->nranks; i++)
+        who[i] = i;
+    if (who && split && dl_split_members(&r->split, r->group, who) != r->nranks)
+        r = NULL; /* not this run's groups: nothing to say */
+    s->rows += r && (!split || r->group == 0);
+    double med = r ? dl_median(r->rank_late_s, (size_t)r->nranks) : 0;
+    if (r && late && who && dl_result_stragglers(r, late))
         for (int i = 0; i < r->nranks; i++)
             if (late[i])
-                s->late_rows[i]++, s->late_sum[i] += r->rank_late_s[i] - med;
+                s->late_rows[who[i]]++, s->late_sum[who[i]] += r->rank_late_s[i] - med;
     free(late);
+    free(who);
 }
 
 /* One line on stdout and a "stragglers" list in run.json: each rank named

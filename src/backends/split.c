@@ -143,8 +143,8 @@ dl_status_t dl_split_check(dl_split_t *s, int world)
     char name[48];
     dl_split_name(s, name, sizeof(name));
     if ((s->op == DL_SPLIT_MOD || s->op == DL_SPLIT_DIV) && world % s->value) {
-        dl_err("--split %s: %d does not divide the %d ranks (%s needs k to: equal groups)", name,
-               (int)s->value, world, s->op == DL_SPLIT_MOD ? "MOD" : "DIV");
+        dl_err("--split %s: %d does not divide the %d ranks into groups of one size", name,
+               (int)s->value, world);
         return DL_ERR_USAGE;
     }
     /* Groups measured side by side must be alike: one size. */
