@@ -667,7 +667,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
     if (sp->plan.root >= sl->size) {
         if (rank == 0)
             dl_err("--root %d: there are only %d ranks%s", sp->plan.root, sl->size,
-                   sl->groups > 1 || sl->op ? " in each --split group" : "");
+                   sl->op != DL_SPLIT_NONE ? " in each --split group" : "");
         return 2;
     }
     const dl_backend_ops_t *be = dl_backend_pick(o->backend, rank == 0);

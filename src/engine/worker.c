@@ -36,28 +36,30 @@ static dl_status_t ask(wk_t *w, uint16_t type, const void *data, uint32_t len, v
     return DL_OK;
 }
 
+/* A vector reduced in place by the supervisor (the reply replaces it). */
+static dl_status_t in_place(void *arg, uint16_t type, void *v, size_t bytes)
+{
+    return ask(arg, type, v, (uint32_t)bytes, v, (uint32_t)bytes);
+}
+
 static dl_status_t x_max(void *arg, double *v, size_t n)
 {
-    uint32_t b = (uint32_t)(n * sizeof(double));
-    return ask(arg, DL_MSG_XC_MAX, v, b, v, b);
+    return in_place(arg, DL_MSG_XC_MAX, v, n * sizeof(double));
 }
 
 static dl_status_t x_sum(void *arg, uint64_t *v, size_t n)
 {
-    uint32_t b = (uint32_t)(n * sizeof(uint64_t));
-    return ask(arg, DL_MSG_XC_SUM, v, b, v, b);
+    return in_place(arg, DL_MSG_XC_SUM, v, n * sizeof(uint64_t));
 }
 
 static dl_status_t x_all_max(void *arg, double *v, size_t n)
 {
-    uint32_t b = (uint32_t)(n * sizeof(double));
-    return ask(arg, DL_MSG_XC_ALL_MAX, v, b, v, b);
+    return in_place(arg, DL_MSG_XC_ALL_MAX, v, n * sizeof(double));
 }
 
 static dl_status_t x_all_sum(void *arg, uint64_t *v, size_t n)
 {
-    uint32_t b = (uint32_t)(n * sizeof(uint64_t));
-    return ask(arg, DL_MSG_XC_ALL_SUM, v, b, v, b);
+    return in_place(arg, DL_MSG_XC_ALL_SUM, v, n * sizeof(uint64_t));
 }
 
 static dl_status_t x_gather(void *arg, double v, double *out)
