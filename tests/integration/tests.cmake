@@ -144,3 +144,7 @@ dl_sweep_test(bad_split_sim_model usage --np 3 --expect-exit 2 --one-error-line 
 # AND:1 on 3 ranks: ranks 0 and 2 against rank 1 alone.
 dl_sweep_test(bad_split_uneven usage --np 3 --expect-exit 2 --one-error-line --no-files
   --expect-stderr "--split AND:0x1: 3 ranks make 2 groups of unequal size" -- --split AND:1)
+# The sim's groups side by side share each node's NICs (4 groups over 2 nodes: a quarter each).
+add_test(NAME sweep_sim_split_nics
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/split_sim.py ${DL_BIN} ${DL_MPIRUN})
+set_tests_properties(sweep_sim_split_nics PROPERTIES LABELS "integration;run" TIMEOUT 120)
