@@ -78,6 +78,10 @@ static void row_labels(sbuf_t *b, const dl_row_t *r, const char *host)
     put_label(b, "bytes", num, 0);
     snprintf(num, sizeof(num), "%d", r->ranks);
     put_label(b, "ranks", num, 0);
+    if (r->group >= 0) { /* --split: one series per group, never two samples of one */
+        snprintf(num, sizeof(num), "%d", r->group);
+        put_label(b, "group", num, 0);
+    }
     put_label(b, "host", host, 0);
     put_label(b, "modelled", r->modelled ? "true" : "false", 0);
 }
