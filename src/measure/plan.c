@@ -47,13 +47,14 @@ static dl_status_t share_groups(const dl_xcomm_t *x, const dl_result_t *mine, dl
     uint32_t len = 0;
     dl_status_t st = x->rank == 0 ? dl_result_pack(mine, &buf, &len) : DL_OK;
     double *lens = calloc((size_t)k, sizeof(double));
-    if (!lens)
-        st = DL_ERR_NOMEM;
-    if (lens)
-        lens[x->group] = len;
+    if (!lens) {
+        free(buf);
+        return DL_ERR_NOMEM;
+    }
+    lens[x->group] = len;
     st = dl_status_worse(st, w->max_doubles(w->arg, lens, (size_t)k)); /* every rank calls */
     size_t words = 0;
-    for (int g = 0; lens && g < k; g++)
+    for (int g = 0; g < k; g++)
         words = (size_t)lens[g] > words * 8 ? ((size_t)lens[g] + 7) / 8 : words;
     uint64_t *all = calloc((size_t)k * words + 1, sizeof(uint64_t));
     if (!all)
