@@ -125,6 +125,8 @@ dl_sweep_test(np4_split_mod2 run --np 4 --
   --split MOD:2 -c all -r 1 -b 8 -e 64K -f 32 --budget 0.02 -q)
 dl_sweep_test(np4_split_div2 run --np 4 --
   --split DIV:2 -c allreduce,allgather,broadcast,gather,scatter,alltoallv -d int32,float16 -b 8 -e 64K -f 32 -n 10 -q)
+dl_sweep_test(np4_split_matrix run --np 4 --
+  --split MOD:2 -c alltoallv,alltoall --matrix ${DL_A2AV_DATA}/alltoallv-5.txt -d float32,int8 -b 4K -e 4K -n 5 -q)
 dl_sweep_test(np4_split_and1 run --np 4 -- --split "&1" -c allreduce,broadcast -b 1K -e 1K -n 10 -q)
 dl_sweep_test(np4_split_div4 run --np 4 -- --split /4 -c allreduce,allgather -b 1K -e 1K -n 10 -q)
 # A corrupt element on rank 3 shows in its group's rows only (MOD:2: group 1, place 1).
