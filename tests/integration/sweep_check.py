@@ -236,6 +236,14 @@ def check_run(out, req, n, code, wrong_rank, modelled=None):
         check_row(r, req, len(mine), wr, per)
         if wrong_rank is not None and wr is None:
             check(r["wrong"] == 0, "%s: wrong elements in a group without rank %d" % (k, wrong_rank))
+    # Side by side: the groups agree every batch, so each case's groups ran as many calls.
+    calls = {}
+    for p in run["profiles"]:
+        for r in p["results"]:
+            calls.setdefault((p["name"], r["collective"], r["dtype"], r["op"],
+                              r["bytes_requested"], r["placement"]), set()).add(r["iterations"])
+    uneven = [k for k, v in calls.items() if len(v) > 1]
+    check(not uneven, "groups of one case ran different counts of calls: %s" % uneven[:3])
     missing = [k for k, v in want.items() if v != 1]
     check(not missing, "%d cases missing or repeated, e.g. %s" % (len(missing), missing[:3]))
     statuses = {p["status"] for p in run["profiles"]}
