@@ -106,6 +106,9 @@ typedef struct {
 } dl_curve_t;
 
 dl_status_t dl_curve_get(const dl_run_t *r, const char *profile, const char *coll, dl_curve_t *c);
+/* The same for one --split group's rows (group -1: the best row's group, as dl_curve_get). */
+dl_status_t dl_curve_get_group(const dl_run_t *r, const char *profile, const char *coll, int group,
+                               dl_curve_t *c);
 void dl_curve_free(dl_curve_t *c);
 double dl_curve_bw(const dl_curve_t *c, size_t i);
 double dl_curve_time_at(const dl_curve_t *c, uint64_t bytes);
