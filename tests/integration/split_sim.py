@@ -7,7 +7,7 @@
 MOD:4 makes 4 groups of 4 GPUs, 2 on each node, so the 4 groups share each
 node's eight 400 Gb/s NICs (384 GB/s modelled, 0.96 efficiency): each
 group's all-reduce at 1 GiB is NIC-bound at a quarter of that, and every
-group's row says so. Standard library only."""
+group's row says so; report gives each group its curve. Standard library only."""
 import json
 import os
 import subprocess
@@ -46,6 +46,12 @@ def main():
             if not 0.9 * share <= r["busbw_gbps"] <= share:
                 fails.append("group %d: busbw %.1f GB/s, want up to a quarter of the NICs' %.0f"
                              % (r["group"], r["busbw_gbps"], share))
+        # report: a curve per group, each saying its group
+        rep = subprocess.run([dlcomm, "report", out, "--json"], capture_output=True, text=True)
+        curves = json.loads(rep.stdout)["collectives"][0]["profiles"] if rep.returncode == 0 else []
+        if [(c.get("group"), c["profile"]) for c in curves] != \
+                [(g, "ring group %d" % g) for g in range(4)]:
+            fails.append("report curves %s" % [(c.get("group"), c["profile"]) for c in curves])
     for f in fails:
         print("FAIL: " + f)
     print("ok" if not fails else "%d failures (output in %s)" % (len(fails), out))
