@@ -21,7 +21,7 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
     if (html) { /* the line rate of the system a sim run modelled */
         dl_line_t line;
         dl_an_run_line(&r, NULL, &line);
-        st = dl_status_worse(st, dl_an_html_report(html, &r, NULL, &line));
+        st = dl_status_worse(st, dl_an_html_report(html, &r, NULL, &line, NULL));
     }
     if (plot) {
         dl_run_t *runs[1] = {&r};
