@@ -434,13 +434,19 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
 
 /* ---- a tune record: exposed time per candidate, one line per profile ---- */
 
-/* The tune object of a file: a tune --json record, or run.json's "tune". */
+/* The tune object of a file: a tune --json record, or run.json's "tune"
+ * (of a run folder too). */
 cJSON *dl_an_tune_load(const char *path, int *is_run)
 {
     if (is_run)
         *is_run = 0;
-    char *text = NULL;
+    char *text = NULL, file[1100];
     size_t len = 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder, as dl_an_load reads it */
+        snprintf(file, sizeof(file), "%s/run.json", path);
+        path = file;
+    }
     if (dl_read_file(path, &text, &len) != DL_OK)
         return NULL;
     cJSON *root = cJSON_Parse(text), *t = NULL;
