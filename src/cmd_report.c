@@ -1,5 +1,6 @@
 /* dlcomm report RUN: peaks, sizes that reach 50% / 90% of them, latency
- * floors, the best profile per size band, crossovers and Horovod advice. */
+ * floors, the best profile per size band, crossovers and Horovod advice;
+ * with --tune, or for a tune record, tune's measured answer. */
 #include <stddef.h>
 #include <stdio.h>
 
@@ -40,7 +41,25 @@ static const char usage[] =
     "and profile: peak busbw, the smallest sizes reaching 50% and 90% of it, the latency\n"
     "floor (fastest call up to 64 KiB); the best profile per size band (< 64 KiB,\n"
     "64 KiB - 16 MiB, >= 16 MiB: lowest geometric-mean time over the sizes all profiles\n"
-    "measured); NCCL_ALGO/NCCL_PROTO crossovers; Horovod settings with their figures.";
+    "measured); NCCL_ALGO/NCCL_PROTO crossovers; Horovod settings with their figures.\n"
+    "--tune FILE: tune's measured answer beside the curve's (text, JSON, the HTML page).\n"
+    "RUN may be a tune record itself (tune --json FILE): its recommendation, and its page.";
+
+/* tune's answer as one JSON document; file: the tune record reported alone. */
+static void print_tune_json(const char *file, const dl_tune_rep_t *t)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (file) {
+        cJSON_AddStringToObject(j, "path", file);
+        cJSON_AddStringToObject(j, "format", dl_fmt_name(DL_FMT_TUNE));
+    }
+    dl_an_tune_json(j, t);
+    char *text = cJSON_Print(j);
+    if (text)
+        printf("%s\n", text);
+    cJSON_free(text);
+    cJSON_Delete(j);
+}
 
 /* RUN is a tune record itself (tune --json FILE): its page and its answer. */
 static int report_tune_record(const report_opts_t *o, const char *file, const cJSON *tune)
@@ -54,17 +73,9 @@ static int report_tune_record(const report_opts_t *o, const char *file, const cJ
     dl_status_t st = dl_an_tune_make(tune, NULL, &t);
     if (st == DL_OK && o->html)
         st = dl_an_html_tune(o->html, file, &t);
-    if (st == DL_OK && o->json) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "path", file);
-        cJSON_AddStringToObject(j, "format", dl_fmt_name(DL_FMT_TUNE));
-        dl_an_tune_json(j, &t);
-        char *text = cJSON_Print(j);
-        if (text)
-            printf("%s\n", text);
-        cJSON_free(text);
-        cJSON_Delete(j);
-    } else if (st == DL_OK) {
+    if (st == DL_OK && o->json)
+        print_tune_json(file, &t);
+    else if (st == DL_OK) {
         printf("dlcomm report: %s (%s)\n", file, dl_fmt_name(DL_FMT_TUNE));
         dl_an_tune_print(stdout, &t);
     }
@@ -141,15 +152,8 @@ int cmd_report(int argc, char **argv)
         st = dl_an_report(stdout, &r, have_base ? &b : NULL, o.json);
     if (st == DL_OK && tune && !o.json)
         dl_an_tune_print(stdout, &t);
-    else if (st == DL_OK && tune) { /* a second JSON document after the report's */
-        cJSON *j = cJSON_CreateObject();
-        dl_an_tune_json(j, &t);
-        char *text = cJSON_Print(j);
-        if (text)
-            printf("%s\n", text);
-        cJSON_free(text);
-        cJSON_Delete(j);
-    }
+    else if (st == DL_OK && tune) /* a second JSON document after the report's */
+        print_tune_json(NULL, &t);
     if (tune)
         dl_an_tune_free(&t);
     cJSON_Delete(tune);

@@ -337,12 +337,15 @@ def main():
     run([BIN, "history", W("hist"), "--html", W("history.html")])
     # tune: a real 2-rank MPI tune of eight 160 KB gradients (DDP), and a sim
     # tune of two profiles (Horovod); report puts the answer in the page.
-    json.dump({"model": "eight", "tensors": [{"name": "w%d" % i, "shape": [200, 200]} for i in range(8)]},
-              open(W("eight.json"), "w"))
+    eight = {"model": "eight", "tensors": [{"name": "w%d" % i, "shape": [200, 200]} for i in range(8)]}
+    json.dump(eight, open(W("eight.json"), "w"))
+    eight["model"] = "<script>alert(2)</script>"  # the record's name reaches the page as text
+    json.dump(eight, open(W("evil-model.json"), "w"))
     tc = ["--model", W("eight.json"), "--backward-ms", "0.2", "--budget", "0.2", "--timeout", "30", "-q"]
     run(MPIRUN + ["-np", "2", BIN, "tune"] + tc + ["--backend", "mpi", "--bucket-caps", "0.05,0.4,1",
                   "--first-bucket-mb", "0.05", "--json", W("tune-ddp.json"), "--out", W("tune-ddp")])
-    run(MPIRUN + ["-np", "2", BIN, "tune"] + tc + ["--backend", "sim", "-p", "ring,tree", "--framework",
+    run(MPIRUN + ["-np", "2", BIN, "tune"] + tc[2:] + ["--model", W("evil-model.json"), "--backend", "sim",
+                  "-p", "ring,tree", "--framework",
                   "horovod", "--fusion-thresholds", "0,0.1,1", "--cycle-times", "0.05,1",
                   "--json", W("tune-hvd.json"), "--out", W("tune-hvd")])
     rep_tune = run([BIN, "report", W("mpi"), "--tune", W("tune-ddp.json"), "--html", W("report-tune.html")])
@@ -389,6 +392,8 @@ def main():
         hvd = json.load(open(W("tune-hvd.json")))
         check_page(br, W("tune-hvd.html"), "tune record", ["run", "tunecands", "chartdata"])
         t = check_tune(br, W("tune-hvd.html"), hvd, text_line(hvd_text))
+        if "<script>alert(2)</script>" not in br.js("document.title") or br.js("document.scripts.length") != 0:
+            fail("a tune record's model name became markup")
         print(f"ok tune page: {len(hvd['candidates'])} candidates, 2 profiles, {t['verdict']}")
         run_rec = json.load(open(W("tune-ddp", "run.json")))["tune"]
         check_page(br, W("report-tunerun.html"), "tune run", rep + ["tunecands"])
@@ -402,7 +407,9 @@ def main():
     for args in (["report", W("nope"), "--html", W("x.html")],
                  ["report", W("sim"), "--html", "/nonexistent-dir/x.html"],
                  ["compare", W("sim"), W("nope"), "--html", W("x.html")],
-                 ["history", W("nope"), "--html", W("x.html")]):
+                 ["history", W("nope"), "--html", W("x.html")],
+                 ["report", W("mpi"), "--tune", W("eight.json"), "--html", W("x.html")],
+                 ["report", W("tune-ddp.json"), "--tune", W("tune-ddp.json"), "--html", W("x.html")]):
         p = run([BIN] + args, expect=2)
         if len(p.stderr.strip().splitlines()) != 1 or os.path.exists(W("x.html")):
             fail(f"{args}: want one line and no file: {p.stderr!r}")
