@@ -343,7 +343,8 @@ def main():
     json.dump(eight, open(W("evil-model.json"), "w"))
     tc = ["--model", W("eight.json"), "--backward-ms", "0.2", "--budget", "0.2", "--timeout", "30", "-q"]
     run(MPIRUN + ["-np", "2", BIN, "tune"] + tc + ["--backend", "mpi", "--bucket-caps", "0.05,0.4,1",
-                  "--first-bucket-mb", "0.05", "--json", W("tune-ddp.json"), "--out", W("tune-ddp")])
+                  "--first-bucket-mb", "0.05", "--json", W("tune-ddp.json"), "--out", W("tune-ddp"),
+                  "--html", W("tune-own.html")])
     run(MPIRUN + ["-np", "2", BIN, "tune"] + tc[2:] + ["--model", W("evil-model.json"), "--backend", "sim",
                   "-p", "ring,tree", "--framework",
                   "horovod", "--fusion-thresholds", "0,0.1,1", "--cycle-times", "0.05,1",
@@ -398,6 +399,8 @@ def main():
         run_rec = json.load(open(W("tune-ddp", "run.json")))["tune"]
         check_page(br, W("report-tunerun.html"), "tune run", rep + ["tunecands"])
         check_tune(br, W("report-tunerun.html"), run_rec, text_line(run_text))
+        check_page(br, W("tune-own.html"), "tune --html", rep + ["tunecands"])
+        check_tune(br, W("tune-own.html"), run_rec, text_line(run_text))
         d = check_page(br, W("report-evil.html"), "report", rep)
         if "<script>alert(1)</script>" not in d["text"] or br.js("document.scripts.length") != 0:
             fail("a run's string became markup")
