@@ -160,7 +160,8 @@ static void cand_table(dl_buf_t *b, const dl_tune_rep_t *t)
         if (curve) {
             ms_cell(b, c->curve_us);
             if (isfinite(c->curve_us))
-                dl_buf_printf(b, "<td class=\"num\">%+.1f%%</td>", 100 * (c->curve_us - c->step_us) / c->step_us);
+                dl_buf_printf(b, "<td class=\"num\">%+.1f%%</td>",
+                              100 * (c->curve_us - c->step_us) / c->step_us);
             else
                 dl_buf_printf(b, "<td>-</td>");
         }

@@ -478,14 +478,18 @@ static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const
         return DL_ERR_NOMEM;
     }
     fprintf(d, "# dlcomm plot of a tune record: candidate exposed_ms comm_ms label\n");
+    /* A block per profile with a measured candidate: one that ended first
+     * has none, and gnuplot refuses an empty block. */
+    int lines[DL_ARRAY_SIZE(t.profs)] = {0};
     for (size_t k = 0; k < t.nprofs; k++) {
         for (size_t i = 0; i < t.ncand; i++) {
             const dl_tune_cand_t *c = &t.cand[i];
             if (c->prof == k && isfinite(c->exposed_us) && isfinite(c->comm_us))
-                fprintf(d, "%zu %.6f %.6f \"%s\"\n", c->x, c->exposed_us / 1e3, c->comm_us / 1e3,
-                        c->label);
+                lines[k] = 1, fprintf(d, "%zu %.6f %.6f \"%s\"\n", c->x, c->exposed_us / 1e3,
+                                      c->comm_us / 1e3, c->label);
         }
-        fprintf(d, "\n\n");
+        if (lines[k])
+            fprintf(d, "\n\n");
     }
     int xmax = (int)t.nx;
     fclose(d);
@@ -503,13 +507,16 @@ static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const
     fprintf(f, "\nset ylabel \"exposed time per step (ms)\"\nset xlabel \"candidate\"\n"
                "set grid\nset key left top\nset xrange [-0.5:%d.5]\nset xtics rotate by -30\nplot ",
             xmax > 0 ? xmax - 1 : 0);
+    size_t nl = 0;
     for (size_t k = 0; k < t.nprofs; k++) {
-        fprintf(f, "%s", k ? ", " : "");
+        if (!lines[k])
+            continue;
+        fprintf(f, "%s", nl ? ", " : "");
         gp_str(f, dat);
-        fprintf(f, " index %zu using 1:2:xticlabels(4) with linespoints title ", k);
+        fprintf(f, " index %zu using 1:2:xticlabels(4) with linespoints title ", nl++);
         gp_str(f, t.profs[k]);
     }
-    fprintf(f, "%s\nset output\n", t.nprofs ? "" : "0 notitle");
+    fprintf(f, "%s\nset output\n", nl ? "" : "0 notitle");
     fclose(f);
     dl_an_tune_free(&t);
     return st;

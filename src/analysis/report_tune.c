@@ -65,8 +65,8 @@ static dl_status_t cands_make(dl_tune_rep_t *t)
         return DL_ERR_NOMEM;
     for (const cJSON *c = cands ? cands->child : NULL; c; c = c->next) {
         const char *p = str(c, "profile");
-        size_t k = prof_index(t, p);
-        if (k == DL_ARRAY_SIZE(t->profs))
+        size_t k = p[0] ? prof_index(t, p) : DL_ARRAY_SIZE(t->profs);
+        if (k == DL_ARRAY_SIZE(t->profs)) /* no profile, or past 16 of them */
             continue;
         dl_tune_cand_t *o = &t->cand[t->ncand++];
         *o = (dl_tune_cand_t){.json = c, .prof = k, .bytes = fused_bytes(c),
