@@ -216,7 +216,9 @@ TUNE_DOM = """(() => {
           pts: [...g.querySelectorAll('g.pt')].map(p => ({x: +p.dataset.x, y: +p.dataset.y,
                 marked: p.classList.contains('marked')}))}))])),
   ticks: [...s.querySelectorAll('#tune-exposed svg g.axes text')].map(t => t.textContent),
-  rows: s.querySelectorAll('table.tunecands tbody tr').length };
+  rows: s.querySelectorAll('table.tunecands tbody tr').length,
+  cells: [...s.querySelectorAll('table.tunecands tbody tr')].map(tr =>
+        [...tr.querySelectorAll('td[data-us]')].map(td => +td.dataset.us)) };
 })()"""
 
 
@@ -248,6 +250,10 @@ def check_tune(br, path, rec, line, jtune=None):
     best = {(s["profile"], s["exposed_us"]) for s in r["settings"]}
     if t["rows"] != len(rec["candidates"]) or t["ticks"][:len(labels)] != labels:
         fail(f"{path}: {t['rows']} candidate rows, axis {t['ticks']}; the record: {labels}")
+    keys = ["step_us", "step_ci95_us", "comm_us", "exposed_us", "curve_step_us"]
+    want = [[c[k] for k in keys if k in c] for c in rec["candidates"]]
+    if t["cells"] != want:
+        fail(f"{path}: the candidates' table {t['cells']}, the record's {want}")
     for chart, key in (("tune-exposed", "exposed_us"), ("tune-comm", "comm_us")):
         series = t["charts"].get(chart)
         if not series or [s["name"] for s in series] != profs:
@@ -344,7 +350,7 @@ def main():
     tc = ["--model", W("eight.json"), "--backward-ms", "0.2", "--budget", "0.2", "--timeout", "30", "-q"]
     run(MPIRUN + ["-np", "2", BIN, "tune"] + tc + ["--backend", "mpi", "--bucket-caps", "0.05,0.4,1",
                   "--first-bucket-mb", "0.05", "--json", W("tune-ddp.json"), "--out", W("tune-ddp"),
-                  "--html", W("tune-own.html")])
+                  "--html", W("tune-own.html"), "--curve", W("mpi", "run.json")])
     run(MPIRUN + ["-np", "2", BIN, "tune"] + tc[2:] + ["--model", W("evil-model.json"), "--backend", "sim",
                   "-p", "ring,tree", "--framework",
                   "horovod", "--fusion-thresholds", "0,0.1,1", "--cycle-times", "0.05,1",
