@@ -255,6 +255,7 @@ typedef struct {
     double exposed_us, comm_us, step_us, ci_us, curve_us; /* NAN: not measured */
     size_t calls;
     int recommended;          /* one of the recommendation's settings */
+    int first;                /* its first setting: tune's first choice */
 } dl_tune_cand_t;
 
 typedef struct {
@@ -267,8 +268,8 @@ typedef struct {
     size_t ncand;
     const char **xnames; /* the distinct candidate labels, in order: the x axis */
     size_t nx;
-    /* beside the curve: its threshold (0: no sweep or no all-reduce), the
-     * measured best and the measured candidate nearest the curve's size */
+    /* beside the curve: its threshold (0: no sweep or no all-reduce), tune's
+     * first choice (best) and the measured candidate nearest the curve's size */
     uint64_t curve_bytes;
     char curve_prof[64];
     int compared, agrees;

@@ -38,7 +38,7 @@ static void comparison(dl_buf_t *b, const dl_tune_rep_t *t)
     mib_cell(b, (double)t->curve_bytes);
     dl_buf_printf(b, "<td>-</td><td>all-reduce reaches 90%% of its peak (profile ");
     dl_buf_esc(b, t->curve_prof);
-    dl_buf_printf(b, ")</td></tr><tr id=\"tune-best\"><td>tune's best</td>");
+    dl_buf_printf(b, ")</td></tr><tr id=\"tune-best\"><td>tune's first choice</td>");
     mib_cell(b, t->best_bytes);
     ms_cell(b, t->best_exp);
     dl_buf_printf(b, "<td>%s</td></tr><tr id=\"tune-nearest\"><td>tune's candidate nearest the "

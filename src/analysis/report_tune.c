@@ -79,15 +79,20 @@ static dl_status_t cands_make(dl_tune_rep_t *t)
             o->x++;
         if (o->x == t->nx)
             t->xnames[t->nx++] = o->label;
-        for (const cJSON *s = t->settings ? t->settings->child : NULL; s; s = s->next)
-            o->recommended |= isfinite(o->exposed_us) && num(s, "exposed_us") == o->exposed_us &&
-                              strcmp(str(s, "profile"), p) == 0;
+        for (const cJSON *s = t->settings ? t->settings->child : NULL; s; s = s->next) {
+            int is = isfinite(o->exposed_us) && num(s, "exposed_us") == o->exposed_us &&
+                     strcmp(str(s, "profile"), p) == 0;
+            o->recommended |= is;
+            o->first |= is && s == t->settings->child;
+        }
     }
     return DL_OK;
 }
 
-/* The curve's HOROVOD_FUSION_THRESHOLD beside the measured best and the
- * measured candidate nearest it (on a log scale). */
+/* The curve's HOROVOD_FUSION_THRESHOLD beside tune's first choice (its
+ * recommendation's first setting: the least exposed, or among settings the
+ * CIs cannot tell apart the least communication) and the measured
+ * candidate nearest the curve's size (on a log scale). */
 static void compare_make(dl_tune_rep_t *t, const dl_run_t *r)
 {
     t->best_bytes = t->best_exp = t->near_bytes = t->near_exp = NAN;
@@ -97,7 +102,7 @@ static void compare_make(dl_tune_rep_t *t, const dl_run_t *r)
         const dl_tune_cand_t *c = &t->cand[i];
         if (!isfinite(c->exposed_us))
             continue;
-        if (c->recommended && (!isfinite(t->best_exp) || c->exposed_us < t->best_exp))
+        if (c->first && !isfinite(t->best_exp))
             t->best_bytes = c->bytes, t->best_exp = c->exposed_us;
         if (!isfinite(t->near_bytes) ||
             fabs(log2(c->bytes + 1) - lt) < fabs(log2(t->near_bytes + 1) - lt) ||

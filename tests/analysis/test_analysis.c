@@ -178,6 +178,17 @@ static void tune_beside_curve(void **state)
                                 "curve's size, 3 MiB, exposed 0.1 ms: the curve's advice agrees "
                                 "with the measurement");
     dl_an_tune_free(&t);
+    /* tune's first choice is its first setting (among equals, the least
+     * communication), not the least exposed one. */
+    cJSON *set0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "recommendation"),
+                                                   "settings");
+    cJSON_AddItemToArray(set0, cJSON_DetachItemFromArray(set0, 0));
+    assert_int_equal(dl_an_tune_make(rec, &r, &t), DL_OK);
+    assert_float_equal(t.best_exp, 120, 0);
+    assert_float_equal(t.near_exp, 100, 0);
+    assert_true(t.agrees);
+    dl_an_tune_free(&t);
+    cJSON_AddItemToArray(set0, cJSON_DetachItemFromArray(set0, 0));
     /* Only 25 MiB recommended: the curve's 2 MiB is not what the step prefers. */
     cJSON *set = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "recommendation"),
                                                   "settings");

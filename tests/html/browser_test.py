@@ -359,6 +359,14 @@ def main():
     rep_json = json_docs(run([BIN, "report", W("mpi"), "--tune", W("tune-ddp.json"), "--json"]).stdout)
     hvd_text = run([BIN, "report", W("tune-hvd.json"), "--html", W("tune-hvd.html")]).stdout
     run_text = run([BIN, "report", W("tune-ddp"), "--html", W("report-tunerun.html")]).stdout
+    # The H200's: a sweep of profiles and tune of ResNet-50 (nccl, results/reference).
+    h200 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "reference",
+                        "h200-wave2")
+    h200_rec = os.path.join(h200, "tune", "tune-resnet50-ddp.json")
+    h200_rep = run([BIN, "report", os.path.join(h200, "sweep-profiles"), "--tune", h200_rec,
+                    "--html", W("report-h200-tune.html")])
+    h200_json = json_docs(run([BIN, "report", os.path.join(h200, "sweep-profiles"), "--tune", h200_rec,
+                               "--json"]).stdout)
     # A string from a run file reaches the page escaped, never as markup.
     doc["profiles"][0]["reason"] = "<script>alert(1)</script>"
     doc["profiles"][0]["status"] = "timeout"
@@ -396,6 +404,10 @@ def main():
         br.js("document.getElementById('tune').scrollIntoView(); 1")
         br.shot(os.path.join(SHOTS, "tune.png"))
         print(f"ok report --tune: {t['line']}")
+        check_page(br, W("report-h200-tune.html"), "report --tune (H200)", rep + ["tunecmp", "tunecands"])
+        t = check_tune(br, W("report-h200-tune.html"), json.load(open(h200_rec)), text_line(h200_rep.stdout),
+                       h200_json[1]["tune"])
+        print(f"ok report --tune (H200): {t['line']}")
         hvd = json.load(open(W("tune-hvd.json")))
         check_page(br, W("tune-hvd.html"), "tune record", ["run", "tunecands", "chartdata"])
         t = check_tune(br, W("tune-hvd.html"), hvd, text_line(hvd_text))
