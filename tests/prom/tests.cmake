@@ -11,5 +11,7 @@ add_test(NAME prom_rules COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/prom_rules.sh ${DL
 set_tests_properties(prom_rules PROPERTIES LABELS prom TIMEOUT 60 SKIP_RETURN_CODE 77)
 add_test(NAME prom_dashboard
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_dashboard.py
-                 ${DL_PROM_MON}/dlcomm-dashboard.json ${CMAKE_SOURCE_DIR}/src/analysis/prom.c)
+                 ${DL_PROM_MON}/dlcomm-dashboard.json ${DL_PROM_MON}/dlcomm-rules.yml
+                 ${CMAKE_SOURCE_DIR}/src/analysis/prom.c ${CMAKE_SOURCE_DIR}/src/preflight/metrics.c
+                 ${CMAKE_SOURCE_DIR}/src/cmd_watch.c)
 set_tests_properties(prom_dashboard PROPERTIES LABELS prom TIMEOUT 60)
