@@ -15,3 +15,15 @@ add_test(NAME prom_dashboard
                  ${CMAKE_SOURCE_DIR}/src/analysis/prom.c ${CMAKE_SOURCE_DIR}/src/preflight/metrics.c
                  ${CMAKE_SOURCE_DIR}/src/cmd_watch.c)
 set_tests_properties(prom_dashboard PROPERTIES LABELS prom TIMEOUT 60)
+# preflight --prometheus: the verdict per host, scraped (local: 2 ranks, a
+# corrupt rank; rig: 3 namespace hosts, one slow, root only).
+add_test(NAME prom_preflight_live
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_preflight.py local ${DL_BIN}
+                 ${CMAKE_CURRENT_BINARY_DIR}/prom-preflight-work ${DL_MPIRUN})
+set_tests_properties(prom_preflight_live PROPERTIES LABELS "prom;integration" TIMEOUT 120
+                     SKIP_RETURN_CODE 77)
+add_test(NAME prom_preflight_rig
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_preflight.py rig ${DL_BIN}
+                 ${CMAKE_CURRENT_BINARY_DIR}/prom-preflight-rig-work)
+set_tests_properties(prom_preflight_rig PROPERTIES LABELS "prom;integration;rig" TIMEOUT 150
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK dlcomm_netns_rig)
