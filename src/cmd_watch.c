@@ -28,7 +28,7 @@
 extern char **environ;
 
 typedef struct {
-    const char *results, *textfile, *sweep, *preflight;
+    const char *results, *textfile, *sweep, *preflight, *stat;
     double threshold;
     long keep;
 } watch_opts_t;
@@ -55,6 +55,9 @@ static const dl_opt_t watch_opts[] = {
      O(preflight), NULL},
     {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "compare: a change smaller than PCT percent is unchanged",
      O(threshold), pct},
+    {"stat", 0, DL_OPT_STR, "mean", "NAME",
+     "compare: mean or p50 (the median call, robust to a preempted call on a busy host)",
+     O(stat), NULL},
     {"keep", 0, DL_OPT_INT, "0", "N",
      "keep the newest N run folders, and the one compared against (0: keep all)", O(keep),
      dl_opt_nonneg_long},
@@ -134,6 +137,10 @@ static dl_status_t setup(watch_t *w)
             dl_err("--textfile %s: not a folder that exists and can be written", w->o.textfile);
             return DL_ERR_USAGE;
         }
+    }
+    if (strcmp(w->o.stat, "mean") != 0 && strcmp(w->o.stat, "p50") != 0) {
+        dl_err("--stat must be mean or p50, not '%s'", w->o.stat);
+        return DL_ERR_USAGE;
     }
     if (check_args("sweep", w->o.sweep, sweep_own) != DL_OK ||
         check_args("preflight", w->o.preflight, pf_own) != DL_OK)
@@ -284,49 +291,15 @@ static cJSON *read_json(const char *path)
     return j;
 }
 
-/* An earlier run that ended 0 and has a sweep: the newest is the baseline,
- * so a regression keeps failing each check until it is fixed. */
-static int ended_ok(const watch_t *w, const char *name)
-{
-    char path[PATH_MAX + 128];
-    struct stat sb;
-    snprintf(path, sizeof(path), "%s/%s/sweep/run.json", w->o.results, name);
-    if (stat(path, &sb) != 0)
-        return 0;
-    snprintf(path, sizeof(path), "%s/%s/watch.json", w->o.results, name);
-    cJSON *j = read_json(path);
-    const cJSON *c = cJSON_GetObjectItem(j, "exit_code");
-    int ok = cJSON_IsNumber(c) && c->valueint == 0;
-    cJSON_Delete(j);
-    return ok;
-}
-
 static void find_previous(watch_t *w)
 {
-    char **names;
-    int n = dl_series_list(w->o.results, &names);
-    w->prev[0] = '\0';
-    for (int i = n - 1; i >= 0; i--)
-        if (strcmp(names[i], w->name) != 0 && ended_ok(w, names[i])) {
-            snprintf(w->prev, sizeof(w->prev), "%s", names[i]);
-            break;
-        }
-    dl_series_list_free(names, n);
+    dl_series_last_ok(w->o.results, w->name, w->prev, sizeof(w->prev));
 }
 
 static void keep_newest(const watch_t *w)
 {
-    char **names;
-    int n = dl_series_list(w->o.results, &names), left = n;
-    for (int i = 0; w->o.keep > 0 && i < n && left > w->o.keep; i++) {
-        if (strcmp(names[i], w->name) == 0 || strcmp(names[i], w->prev) == 0)
-            continue;
-        if (dl_series_remove(w->o.results, names[i]) == DL_OK) {
-            printf("watch: removed %s/%s (--keep %ld)\n", w->o.results, names[i], w->o.keep);
-            left--;
-        }
-    }
-    dl_series_list_free(names, n);
+    if (w->o.keep > 0)
+        dl_series_keep(w->o.results, (int)w->o.keep, w->name, w->prev);
 }
 
 static int worst(int a, int b)
@@ -497,7 +470,8 @@ static int compare_step(watch_t *w, dl_prom_t *p)
         dl_an_free(&b);
         return 3;
     }
-    dl_cmp_opts_t co = {.threshold = w->o.threshold / 100.0, .metric = DL_M_BUSBW, .min_size = 1};
+    dl_cmp_opts_t co = {.threshold = w->o.threshold / 100.0, .metric = DL_M_BUSBW, .min_size = 1,
+                        .use_p50 = strcmp(w->o.stat, "p50") == 0};
     dl_cmp_t c;
     int code = 3;
     if (dl_an_compare(&b, &n, &co, &c) == DL_OK) {

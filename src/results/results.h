@@ -46,6 +46,12 @@ dl_status_t dl_series_new(const char *root, char *name, size_t len);
 int dl_series_list(const char *root, char ***names);
 void dl_series_list_free(char **names, int n);
 dl_status_t dl_series_remove(const char *root, const char *name);
+/* The newest run other than except that ended 0 (its watch.json) and has a
+ * sweep: what the next run is compared with, so a regression keeps failing
+ * each check until it is fixed. "" when there is none. */
+void dl_series_last_ok(const char *root, const char *except, char *name, size_t len);
+/* Removes the oldest runs until keep are left, never current or baseline. */
+void dl_series_keep(const char *root, int keep, const char *current, const char *baseline);
 
 /* The default output folder: results/<date>-<host>. */
 void dl_out_dir_default(char *buf, size_t len, const char *host);

@@ -128,3 +128,51 @@ dl_status_t dl_series_remove(const char *root, const char *name)
     }
     return DL_OK;
 }
+
+/* Ended 0 (ROOT/NAME/watch.json) with a sweep (sweep/run.json). */
+static int ended_ok(const char *root, const char *name)
+{
+    char path[4096], *buf;
+    size_t len;
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/%s/sweep/run.json", root, name);
+    if (stat(path, &sb) != 0)
+        return 0;
+    snprintf(path, sizeof(path), "%s/%s/watch.json", root, name);
+    if (dl_read_file(path, &buf, &len) != DL_OK)
+        return 0;
+    cJSON *j = dl_json_parse_whole(buf, len);
+    free(buf);
+    const cJSON *c = cJSON_GetObjectItem(j, "exit_code");
+    int ok = cJSON_IsNumber(c) && c->valueint == 0;
+    cJSON_Delete(j);
+    return ok;
+}
+
+void dl_series_last_ok(const char *root, const char *except, char *name, size_t len)
+{
+    char **names;
+    int n = dl_series_list(root, &names);
+    name[0] = '\0';
+    for (int i = n - 1; i >= 0; i--)
+        if (strcmp(names[i], except) != 0 && ended_ok(root, names[i])) {
+            snprintf(name, len, "%s", names[i]);
+            break;
+        }
+    dl_series_list_free(names, n);
+}
+
+void dl_series_keep(const char *root, int keep, const char *current, const char *baseline)
+{
+    char **names;
+    int n = dl_series_list(root, &names), left = n;
+    for (int i = 0; i < n && left > keep; i++) {
+        if (strcmp(names[i], current) == 0 || strcmp(names[i], baseline) == 0)
+            continue;
+        if (dl_series_remove(root, names[i]) == DL_OK) {
+            printf("watch: removed %s/%s (--keep %d)\n", root, names[i], keep);
+            left--;
+        }
+    }
+    dl_series_list_free(names, n);
+}

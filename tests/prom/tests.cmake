@@ -27,3 +27,16 @@ add_test(NAME prom_preflight_rig
                  ${CMAKE_CURRENT_BINARY_DIR}/prom-preflight-rig-work)
 set_tests_properties(prom_preflight_rig PROPERTIES LABELS "prom;integration;rig" TIMEOUT 150
                      SKIP_RETURN_CODE 77 RESOURCE_LOCK dlcomm_netns_rig)
+# dlcomm watch: three scheduled runs into one series on 2 ranks, scraped; and
+# the systemd units as installed, under systemd-analyze verify.
+add_test(NAME prom_watch
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_watch.py ${DL_BIN}
+                 ${CMAKE_CURRENT_BINARY_DIR}/prom-watch-work ${DL_MPIRUN})
+set_tests_properties(prom_watch PROPERTIES LABELS "prom;watch;integration" TIMEOUT 180
+                     SKIP_RETURN_CODE 77)
+add_test(NAME prom_watch_units
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prom_watch_units.py ${CMAKE_COMMAND}
+                 ${CMAKE_BINARY_DIR} ${DL_MPIRUN})
+set_tests_properties(prom_watch_units PROPERTIES LABELS "prom;watch;install" TIMEOUT 120
+                     RESOURCE_LOCK dlcomm_install
+                     SKIP_RETURN_CODE 77)
