@@ -33,12 +33,6 @@ typedef struct {
     long keep;
 } watch_opts_t;
 
-static const char *pct(const void *f)
-{
-    double v = *(const double *)f;
-    return v >= 0 && v < 100 ? NULL : "must be a percentage in [0, 100)";
-}
-
 #define O(f) offsetof(watch_opts_t, f)
 static const dl_opt_t watch_opts[] = {
     {"results", 0, DL_OPT_STR, "results/watch", "DIR",
@@ -54,7 +48,7 @@ static const dl_opt_t watch_opts[] = {
      "the preflight's options, split at spaces (watch sets --json and --prometheus)",
      O(preflight), NULL},
     {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "compare: a change smaller than PCT percent is unchanged",
-     O(threshold), pct},
+     O(threshold), dl_opt_percent},
     {"stat", 0, DL_OPT_STR, "mean", "NAME",
      "compare: mean or p50 (the median call, robust to a preempted call on a busy host)",
      O(stat), NULL},
@@ -247,35 +241,20 @@ static int step(watch_t *w, const char *cmd, const char *args, const char *const
     return run_step(w, cmd, argv);
 }
 
-static void textfile(const watch_t *w, const char *file, char *out, size_t len)
+/* A step's own output: the option, its path in the run folder, and the
+ * textfile it writes for node_exporter. */
+static int run_dlcomm(watch_t *w, const char *cmd, const char *args, const char *out_opt,
+                      const char *out, const char *prom_file)
 {
-    snprintf(out, len, "%s/%s", w->o.textfile, file);
-}
-
-static void run_preflight(watch_t *w)
-{
-    char json[PATH_MAX + 32], prom[PATH_MAX + 32];
-    snprintf(json, sizeof(json), "%s/preflight.json", w->dir);
-    const char *extra[5] = {"--json", json, NULL, NULL, NULL};
+    char path[PATH_MAX + 32], prom[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/%s", w->dir, out);
+    const char *extra[5] = {out_opt, path, NULL, NULL, NULL};
     if (w->o.textfile) {
-        textfile(w, "dlcomm-preflight.prom", prom, sizeof(prom));
+        snprintf(prom, sizeof(prom), "%s/%s", w->o.textfile, prom_file);
         extra[2] = "--prometheus";
         extra[3] = prom;
     }
-    w->pf_code = step(w, "preflight", w->o.preflight, extra);
-}
-
-static void run_sweep(watch_t *w)
-{
-    char out[PATH_MAX + 32], prom[PATH_MAX + 32];
-    snprintf(out, sizeof(out), "%s/sweep", w->dir);
-    const char *extra[5] = {"--out", out, NULL, NULL, NULL};
-    if (w->o.textfile) {
-        textfile(w, "dlcomm-sweep.prom", prom, sizeof(prom));
-        extra[2] = "--prometheus";
-        extra[3] = prom;
-    }
-    w->sw_code = step(w, "sweep", w->o.sweep, extra);
+    return step(w, cmd, args, extra);
 }
 
 /* ---- the series: what this run is compared with ---- */
@@ -439,7 +418,7 @@ static int finish(watch_t *w, dl_prom_t *p, int code, time_t t0)
         regression_gauges(p, NULL);
     outcome_gauges(w, p, code);
     if (w->o.textfile) {
-        textfile(w, "dlcomm-watch.prom", path, sizeof(path));
+        snprintf(path, sizeof(path), "%s/dlcomm-watch.prom", w->o.textfile);
         st = dl_status_worse(st, dl_prom_write(p, path));
     } else {
         dl_prom_free(p);
@@ -495,8 +474,9 @@ static int watch_run(watch_t *w)
     printf("watch: this run: %s\n", w->dir);
     find_previous(w);
     time_t t0 = time(NULL);
-    run_preflight(w);
-    run_sweep(w);
+    w->pf_code = run_dlcomm(w, "preflight", w->o.preflight, "--json", "preflight.json",
+                            "dlcomm-preflight.prom");
+    w->sw_code = run_dlcomm(w, "sweep", w->o.sweep, "--out", "sweep", "dlcomm-sweep.prom");
     dl_prom_t *p = dl_prom_new();
     int cmp = 0;
     if (w->sw_code <= 1)
