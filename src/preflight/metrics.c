@@ -56,8 +56,9 @@ static int host_failed(const cJSON *v, const char *host)
 }
 
 /* Whether a check line concerns host: its subject is the host ("h",
- * "h rank3", "h gpu0", "h rank3 gpu0") or a pair of hosts ("a-b"). World
- * and rail lines concern no one host. */
+ * "h rank3", "h gpu0", "h rank3 gpu0") or a pair of hosts ("a-b"); a world
+ * correctness line concerns the hosts of its ranks with wrong elements.
+ * Other world lines and rails concern no one host. */
 static int check_on(const cJSON *c, const char *host)
 {
     const cJSON *sc = cJSON_GetObjectItem(c, "scope"), *sj = cJSON_GetObjectItem(c, "subject");
@@ -65,7 +66,10 @@ static int check_on(const cJSON *c, const char *host)
         return 0;
     const char *s = sj->valuestring;
     size_t n = strlen(host);
-    if (strcmp(sc->valuestring, "world") == 0 || strcmp(sc->valuestring, "rail") == 0)
+    if (strcmp(sc->valuestring, "world") == 0)
+        return in_list(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "figures"), "wrong_per_rank"),
+                       host);
+    if (strcmp(sc->valuestring, "rail") == 0)
         return 0;
     if (strncmp(s, host, n) == 0 && (s[n] == '\0' || s[n] == ' '))
         return 1;

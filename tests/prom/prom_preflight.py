@@ -5,7 +5,9 @@ answers must be the verdict of the preflight.json written beside it.
 
   local: 2 ranks on this host, mpi backend. Healthy: exit 0, dlcomm_preflight_ok
          1 for the host; then DLCOMM_INJECT=corrupt on rank 1 rewrites the same
-         file: exit 1, ok 0, correctness FAILs counted on the host.
+         file: exit 1, ok 0, correctness FAILs counted on the host; then a hung
+         rank: the watchdog ends it (exit 3) and the file says it broke (exit
+         code 3, no host judged: the _ok series go stale in Prometheus).
   rig:   3 namespace hosts x 2 ranks (scripts/netns-rig.sh; root), sim backend in
          workers, one rank of the third host slow x4: exit 1, ok 0 for exactly that
          host and 1 for the other two, its bandwidth FAILs counted on it alone.
@@ -20,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RIG = os.path.join(HERE, "..", "..", "scripts", "netns-rig.sh")
 
 
-def preflight(launch, dlcomm, work, text, tag, inject=None, extra=()):
+def preflight(launch, dlcomm, work, text, tag, inject=None, extra=(), timeout="50"):
     env = dict(os.environ)
     env.pop("DLCOMM_INJECT", None)
     x = []
@@ -28,13 +30,13 @@ def preflight(launch, dlcomm, work, text, tag, inject=None, extra=()):
         env["DLCOMM_INJECT"] = inject
         x = ["-x", "DLCOMM_INJECT"]
     js = os.path.join(work, f"pf-{tag}.json")
-    p = subprocess.run(launch + x + [dlcomm, "preflight", "--quick", "--timeout", "50", *extra,
+    p = subprocess.run(launch + x + [dlcomm, "preflight", "--quick", "--timeout", timeout, *extra,
                                      "--json", js, "--prometheus", text],
                        env=env, capture_output=True, text=True, timeout=90)
     print(p.stdout[-3000:])
     with open(js) as f:
         doc = json.load(f)
-    hosts = [h["host"] for h in doc["scopes"]["world"]["host_ranks"]]
+    hosts = [h["host"] for h in doc.get("scopes", {}).get("world", {}).get("host_ranks", [])]
     return p.returncode, doc, hosts, p.stderr
 
 
@@ -77,12 +79,20 @@ def local(dlcomm, work, text, mpirun):
         fails = wait_verdict(prom, hosts, {hosts[0]: 0.0}, 1.0)
         corr = failed_on(fails, "correctness")
         n_json = sum(1 for c in doc["checks"] if c["check"] == "correctness" and c["status"] == "fail")
-        if corr.get(hosts[0], 0) < 1 or sum(corr.values()) != n_json:
+        # every correctness FAIL (world and node) concerns the corrupt rank's host
+        if corr != {hosts[0]: n_json} or n_json < 2:
             sys.exit(f"FAIL: correctness FAILs in Prometheus {corr}, {n_json} in the JSON")
         t1 = prom.wait_for("dlcomm_preflight_timestamp_seconds", lambda r: len(r) == 1)
         if not float(t1[0]["value"][1]) >= float(t0[0]["value"][1]):
             sys.exit(f"FAIL: timestamp went back: {t0} then {t1}")
-    print(f"ok: host {hosts[0]} ok 1 then 0; correctness FAILs {corr}")
+        rc, doc, _, err = preflight(launch, dlcomm, work, text, "hang", inject="hang:1",
+                                    extra=["--backend", "mpi"], timeout="4")
+        if rc != 3 or doc["verdict"]["status"] != "broke":
+            sys.exit(f"FAIL: hung rank: exit {rc}, verdict {doc['verdict']}\n{err[-2000:]}")
+        prom.wait_for("dlcomm_preflight_exit_code", lambda r: by_label(r, "job") == {"node": 3.0})
+        prom.wait_for("dlcomm_preflight_ok", lambda r: r == [])
+    print(f"ok: host {hosts[0]} ok 1 then 0; correctness FAILs {corr}; a hung rank: exit code 3, "
+          f"no host judged")
 
 
 def rig(dlcomm, work, text):
