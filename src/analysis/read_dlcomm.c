@@ -29,7 +29,7 @@ static void version_of(const cJSON *fp, const char *key, char *out, size_t len)
         snprintf(out, len, "%g", v->valuedouble);
 }
 
-static void read_fingerprint(const cJSON *run, dl_run_t *out)
+void dl_an_read_header(const cJSON *run, dl_run_t *out)
 {
     const cJSON *fp = cJSON_GetObjectItemCaseSensitive(run, "fingerprint");
     const cJSON *h;
@@ -162,7 +162,7 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         cJSON_Delete(run);
         return DL_ERR_INPUT;
     }
-    read_fingerprint(run, out);
+    dl_an_read_header(run, out);
     dl_status_t st = DL_OK;
     const cJSON *p;
     cJSON_ArrayForEach(p, profiles)

@@ -12,6 +12,7 @@ const char *dl_fmt_name(dl_fmt_t f)
     case DL_FMT_DLCOMM: return "dlcomm run.json";
     case DL_FMT_NCCLT_JSON: return "nccl-tests JSON";
     case DL_FMT_NCCLT_TEXT: return "nccl-tests text";
+    case DL_FMT_TUNE: return "dlcomm tune record";
     }
     return "?";
 }
