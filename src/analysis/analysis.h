@@ -357,6 +357,22 @@ dl_status_t dl_an_html_check(const char *opt, const char *path);
 
 dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
 
+/* The same format for other commands' gauges (preflight's verdict, watch's
+ * outcome): families in the order given, each gauge's samples right after
+ * it. Labels are name, value pairs ended by NULL; a NULL value leaves that
+ * label out. Written atomically (then freed) by dl_prom_write. */
+typedef struct dl_prom dl_prom_t;
+dl_prom_t *dl_prom_new(void);
+void dl_prom_gauge(dl_prom_t *p, const char *name, const char *help);
+void dl_prom_sample(dl_prom_t *p, const char *name, double v, ...) __attribute__((sentinel));
+dl_status_t dl_prom_write(dl_prom_t *p, const char *path);
+void dl_prom_free(dl_prom_t *p);
+/* --prometheus FILE|DIR: an existing folder gets DIR/name (the textfile
+ * collector reads every *.prom there); checked as dl_out_file_check does,
+ * before any work. out: the file to write. */
+dl_status_t dl_prom_target(const char *opt, const char *arg, const char *name, char *out,
+                           size_t len);
+
 /* What sweep calls on rank 0 once run.json is in dir: plot into dir when
  * plot is set, write the Prometheus file when prom is not NULL, the report
  * page when html is not NULL. */
