@@ -5,7 +5,8 @@
 #      .deps/nccl-tests.tar.gz: `git archive` of NVIDIA/nccl-tests), MPI off;
 #   2. three rounds of all_reduce_perf, all_gather_perf, broadcast_perf
 #      (-b 8 -e 4G -f 2 -g 1) and one dlcomm sweep of the same three
-#      collectives (--placement out), each timed whole;
+#      collectives (--placement out), each timed whole, then the same sweep
+#      with nccl-tests' fixed counts (-w 5 -n 20: its wall time only);
 #   3. one rank entering each call late (DLCOMM_INJECT=slow:0) and the same
 #      sweep unfaulted: each row's rank_late_us and stragglers, side by side.
 # Writes to $OUT (default /tmp/dlcomm-vs): side-by-side.txt (the table, the
@@ -69,6 +70,8 @@ for i in 1 2 3; do
   done
   timed dlcomm "$i" "$RAW/dl-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
     -c allreduce,allgather,broadcast -b 8 -e 4G --placement out --out "$RAW/dl-$i"
+  timed dlcomm-fixed "$i" "$RAW/dlf-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
+    -c allreduce,allgather,broadcast -b 8 -e 4G --placement out -w 5 -n 20 --out "$RAW/dlf-$i"
 done
 
 echo "== a rank entering each call late (slow:0), and unfaulted"

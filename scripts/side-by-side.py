@@ -3,7 +3,7 @@
 scripts/gpu-vs-nccl-tests.sh writes:
     RAW/nt-COLL-ROUND.txt        nccl-tests' text output (COLL: all_reduce, ...)
     RAW/dl-ROUND/run.json        dlcomm sweep's record
-    RAW/walls.txt                lines "TOOL ROUND SECONDS" (TOOL: nccl-tests, dlcomm)
+    RAW/walls.txt                lines "TOOL ROUND SECONDS" (TOOL: nccl-tests, dlcomm, dlcomm-fixed)
 Usage: side-by-side.py RAW [JSON_OUT]
 Prints, per collective and size, the median over rounds of each tool's
 out-of-place time (us) and the ratio dlcomm / nccl-tests, then the goal's
@@ -123,6 +123,9 @@ def main():
         print("wall (median of rounds): nccl-tests %.2f s (three binaries), dlcomm %.2f s; "
               "ratio %.2f (goal <= 0.5: %s)" % (wall_med["nccl-tests"], wall_med["dlcomm"], wr,
                                                "yes" if wr <= 0.5 else "NO"))
+    if "nccl-tests" in wall_med and "dlcomm-fixed" in wall_med:
+        print("wall with nccl-tests' fixed counts (-w 5 -n 20, no CI stop): dlcomm %.2f s; ratio %.2f"
+              % (wall_med["dlcomm-fixed"], wall_med["dlcomm-fixed"] / wall_med["nccl-tests"]))
     if len(sys.argv) == 3:
         with open(sys.argv[2], "w") as f:
             json.dump({"rows": rows, "verdict": verdict, "wall_s": wall_med, "wall_ratio": wr,

@@ -20,7 +20,7 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles, *aggregate, *matrix;
+    const char *profiles, *aggregate, *matrix, *split;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -63,6 +63,9 @@ static const dl_opt_t sweep_opts[] = {
     {"matrix", 0, DL_OPT_STR, NULL, "FILE",
      "alltoallv's bytes from rank i to j: a square matrix, as nccl-tests' NCCL_TESTS_ALLTOALLV_MATRIX_FILE "
      "(default: its generated pattern at the size)", O(matrix), NULL},
+    {"split", 0, DL_OPT_STR, NULL, "MODE:K",
+     "concurrent groups, each on its own communicator, as nccl-tests' NCCL_TESTS_SPLIT: MOD:k "
+     "(rank r in group r % k), DIV:k (r / k), AND:mask, OR:mask; a row per group", O(split), NULL},
     {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
      "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
      O(aggregate), NULL},
@@ -253,6 +256,12 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check, .arrivals = 1};
+    if (dl_split_parse(o->split, &p->mo.split) != DL_OK)
+        return DL_ERR_USAGE;
+    if (hook && p->mo.split.op != DL_SPLIT_NONE) {
+        dl_err("--split: %s measures one communicator", hook->command);
+        return DL_ERR_USAGE;
+    }
     if (hook) { /* its steps replace the size range */
         p->sizes = hook->sizes;
         p->nsizes = hook->nsizes;
@@ -322,19 +331,27 @@ typedef struct {
     int rows;          /* rows with per-rank figures */
 } sweep_out_t;
 
-/* A row's stragglers, counted per rank for the sweep's one line. */
+/* A row's stragglers, counted per rank for the sweep's one line. With
+ * --split a row is its group's (its ranks by dl_split_members, each
+ * judged among its group); every group has the same rows, counted once. */
 static void tally_stragglers(sweep_out_t *s, const dl_result_t *r)
 {
-    if (!r->rank_late_s || r->nranks != s->nranks || !s->late_rows)
+    int split = r->split.op != DL_SPLIT_NONE;
+    if (!r->rank_late_s || !s->late_rows || (split ? r->split.world : r->nranks) != s->nranks)
         return;
-    int *late = calloc((size_t)r->nranks, sizeof(int));
-    s->rows++;
-    double med = dl_median(r->rank_late_s, (size_t)r->nranks);
-    if (late && dl_result_stragglers(r, late))
+    int *late = calloc((size_t)r->nranks, sizeof(int)), *who = calloc((size_t)s->nranks, sizeof(int));
+    for (int i = 0; who && i < r->nranks; i++)
+        who[i] = i;
+    if (who && split && dl_split_members(&r->split, r->group, who) != r->nranks)
+        r = NULL; /* not this run's groups: nothing to say */
+    s->rows += r && (!split || r->group == 0);
+    double med = r ? dl_median(r->rank_late_s, (size_t)r->nranks) : 0;
+    if (r && late && who && dl_result_stragglers(r, late))
         for (int i = 0; i < r->nranks; i++)
             if (late[i])
-                s->late_rows[i]++, s->late_sum[i] += r->rank_late_s[i] - med;
+                s->late_rows[who[i]]++, s->late_sum[who[i]] += r->rank_late_s[i] - med;
     free(late);
+    free(who);
 }
 
 /* One line on stdout and a "stragglers" list in run.json: each rank named
@@ -395,7 +412,7 @@ static dl_status_t on_result_locked(void *arg, dl_result_t *r)
         s->cur = r->c.coll;
         dl_progress_end();
         if (!s->quiet)
-            dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks);
+            dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks, &r->split);
     }
     dl_run_add_result(s->profile, r);
     tally_stragglers(s, r);
@@ -433,6 +450,22 @@ static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, si
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
     return (dl_status_t)st;
+}
+
+/* The groups of a --split run, each with its world ranks (a row's group
+ * indexes them). */
+static void split_json(cJSON *run, const dl_split_t *sl)
+{
+    char name[48];
+    dl_split_name(sl, name, sizeof(name));
+    cJSON *o = cJSON_AddObjectToObject(run, "split");
+    cJSON_AddStringToObject(o, "spec", name);
+    cJSON_AddNumberToObject(o, "ranks_per_group", sl->size);
+    cJSON *a = cJSON_AddArrayToObject(o, "groups");
+    int *ranks = malloc((size_t)sl->world * sizeof(int));
+    for (int g = 0; ranks && g < sl->groups; g++)
+        cJSON_AddItemToArray(a, cJSON_CreateIntArray(ranks, dl_split_members(sl, g, ranks)));
+    free(ranks);
 }
 
 static cJSON *run_header(const sweep_cli_t *cli, const char *name, int argc, char **argv,
@@ -565,12 +598,26 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     MPI_Comm world = MPI_COMM_WORLD;
     int local_rank = 0, local_size = 1;
     dl_sys_local_rank(world, &local_rank, &local_size);
-    dl_xcomm_t x;
-    dl_xcomm_mpi_init(&x, &world);
+    /* --split: the backend and the loop's figures on the group's own
+     * communicator, the loop's agreements over the world (x.all). */
+    const dl_split_t *sl = &sp->plan.mo.split;
+    MPI_Comm group = MPI_COMM_NULL;
+    dl_xcomm_t x, xa;
+    dl_xcomm_mpi_init(&xa, &world);
+    if (sl->op != DL_SPLIT_NONE &&
+        MPI_Comm_split(world, dl_split_group(sl, out->rank), out->rank, &group) != MPI_SUCCESS)
+        return DL_ERR_COMM;
+    dl_xcomm_mpi_init(&x, group != MPI_COMM_NULL ? &group : &world);
+    if (group != MPI_COMM_NULL) {
+        x.all = &xa;
+        x.group = dl_split_group(sl, out->rank);
+        x.groups = sl->groups;
+    }
     x.local_failure = on_local_failure;
-    dl_backend_cfg_t cfg = {.rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
+    dl_backend_cfg_t cfg = {.rank = x.rank, .nranks = x.nranks, .local_rank = local_rank,
                             .local_size = local_size, .opts = be_opts, .xc = &x,
-                            .profile_name = be->name, .deadline_s = timeout};
+                            .profile_name = be->name, .deadline_s = timeout,
+                            .split = x.all ? sl : NULL, .world_rank = out->rank};
     void *ctx = NULL;
     dl_status_t st = be->init(&cfg, &ctx);
     g_timeout = timeout;
@@ -593,6 +640,8 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     atomic_store(&g_failed_at, 0.0); /* every rank agreed: the run ends normally */
     if (ctx)
         be->fini(ctx);
+    if (group != MPI_COMM_NULL)
+        MPI_Comm_free(&group);
     return st;
 }
 
@@ -663,7 +712,7 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     return worst;
 }
 
-static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_inject_t *inj,
+static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t *inj,
                      int argc, char **argv)
 {
     const sweep_opts_t *o = cli->o;
@@ -672,16 +721,28 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &nranks);
     g_rank = rank;
-    if (sp->plan.root >= nranks) {
+    dl_split_t *sl = &sp->plan.mo.split;
+    dl_log_set_mute(rank != 0);
+    dl_status_t st = dl_split_check(sl, nranks);
+    dl_log_set_mute(0);
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    if (sp->plan.root >= sl->size) {
         if (rank == 0)
-            dl_err("--root %d: there are only %d ranks", sp->plan.root, nranks);
+            dl_err("--root %d: there are only %d ranks%s", sp->plan.root, sl->size,
+                   sl->op != DL_SPLIT_NONE ? " in each --split group" : "");
         return 2;
     }
     const dl_backend_ops_t *be = dl_backend_pick(o->backend, rank == 0);
     if (!be)
         return 2;
+    if (sl->op != DL_SPLIT_NONE && !dl_backend_has(be, DL_CAP_SPLIT)) {
+        if (rank == 0)
+            dl_err("--split: the %s backend cannot run on groups of the ranks", be->name);
+        return 2;
+    }
     dl_log_set_mute(rank != 0);
-    dl_status_t st = count_limit(sp, be, nranks);
+    st = count_limit(sp, be, sl->size);
     if (st == DL_OK)
         st = dl_inject_validate(inj, be, nranks);
     dl_log_set_mute(0);
@@ -692,8 +753,16 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     int workers = dl_backend_has(be, DL_CAP_WORKER), modelled = dl_backend_has(be, DL_CAP_MODELLED);
     sweep_inputs_t in;
     st = load_inputs(cli, be, rank, &in);
-    if (st != DL_OK)
+    if (st == DL_OK && in.setup.ranks > 0 && in.setup.ranks % sl->groups) {
+        if (rank == 0) /* a model's groups are of its ranks, not of the processes */
+            dl_err("--split: the model's %d ranks do not make %d equal groups", in.setup.ranks,
+                   sl->groups);
+        st = DL_ERR_USAGE;
+    }
+    if (st != DL_OK) {
+        dl_profiles_free(in.profiles, in.nprofiles);
         return dl_status_exit_code(st);
+    }
     char dir[4096];
     if (prepare_outdir(o, rank, dir, sizeof(dir)) != DL_OK) {
         dl_profiles_free(in.profiles, in.nprofiles);
@@ -710,9 +779,12 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
                        .late_rows = rank == 0 ? calloc((size_t)nranks, sizeof(int)) : NULL,
                        .late_sum = rank == 0 ? calloc((size_t)nranks, sizeof(double)) : NULL,
                        .profile_name = be->name,
-                       .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
+                       .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1) *
+                                (size_t)sl->groups};
     if (rank == 0) {
         out.run = run_header(cli, sp->hook ? sp->hook->command : "dlcomm sweep", argc, argv, fp);
+        if (sl->op != DL_SPLIT_NONE)
+            split_json(out.run, sl);
         if (!workers)
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
         else if (in.setup.system[0])

@@ -282,6 +282,12 @@ static int by_exposed(const void *x, const void *y)
     return (a->comm_s > b->comm_s) - (a->comm_s < b->comm_s);
 }
 
+static int by_comm(const void *x, const void *y)
+{
+    const meas_t *a = *(meas_t *const *)x, *b = *(meas_t *const *)y;
+    return (a->comm_s > b->comm_s) - (a->comm_s < b->comm_s);
+}
+
 static cJSON *cand_json(const tune_t *t, const meas_t *m)
 {
     const cand_t *c = &t->c[m->cand];
@@ -330,8 +336,9 @@ static const cJSON *profile_of(const cJSON *run, const char *name)
     return NULL;
 }
 
-/* The recommendation: least exposed time (then least communication); a
- * winner only when its lead over the next is beyond both CIs. */
+/* The recommendation: least exposed time; a winner only when its lead over
+ * the next is beyond both CIs, else every setting within them, the least
+ * communication first. */
 static cJSON *recommend(const tune_t *t, const cJSON *run, meas_t **ok, size_t n)
 {
     cJSON *r = cJSON_CreateObject();
@@ -343,6 +350,9 @@ static cJSON *recommend(const tune_t *t, const cJSON *run, meas_t **ok, size_t n
     size_t tie = 1;
     while (tie < n && ok[tie]->exposed_s - ok[0]->exposed_s <= ok[0]->step_ci_s + ok[tie]->step_ci_s)
         tie++;
+    /* Settings whose exposed times the CIs cannot tell apart: the one with
+     * the least communication first (the least contention with compute). */
+    qsort(ok, tie, sizeof(*ok), by_comm);
     cJSON_AddStringToObject(r, "verdict", tie == 1 ? "winner" : "any of these");
     cJSON *cs = cJSON_AddArrayToObject(r, "settings");
     for (size_t i = 0; i < tie; i++) {

@@ -36,6 +36,9 @@ typedef struct {
     char name[96];
     size_t *vcounts; /* alltoallv: send counts, send offsets, recv counts, recv offsets (4 x n) */
     int reg;                  /* -R: 0 none, 1 ncclCommRegister, 2 ncclMemAlloc + symmetric window */
+    int no_rotate;            /* --no-rotate: every timed call on the same bytes */
+    size_t shift;             /* the timed call's slice: its offset into send and recv */
+    unsigned long slice;      /* timed calls so far: the next slice */
     void *reg_handle[2];      /* -R 1: send, recv */
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     ncclWindow_t win[2];      /* -R 2: send, recv */
@@ -46,6 +49,7 @@ typedef struct {
 typedef struct {
     long graph_iters; /* calls captured per CUDA graph; 0 = no graphs */
     long reg;         /* -R: buffer registration (nccl-tests' -R) */
+    int no_rotate;    /* --no-rotate */
 } nccl_opts_t;
 
 static dl_status_t cuda_fail(const char *what, cudaError_t e)
@@ -129,6 +133,16 @@ static dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
     return DL_OK;
 }
 
+/* A non-blocking communicator can report ncclSuccess from a call whose
+ * work NCCL's thread still finishes (its state stays ncclInProgress after
+ * init returns; NVIDIA/nccl#1734); the next call that checks the state,
+ * ncclCommWindowRegister among them, then refuses. Wait until it settles. */
+static dl_status_t nccl_settled(nccl_ctx_t *m, ncclResult_t r, const char *what)
+{
+    dl_status_t st = nccl_ok(m, r, what);
+    return st == DL_OK ? nccl_ok(m, ncclInProgress, what) : st;
+}
+
 /* The same for a collective call, naming the case. */
 static dl_status_t call_ok(nccl_ctx_t *m, ncclResult_t r, const dl_case_t *c)
 {
@@ -154,6 +168,7 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     const nccl_opts_t *o = cfg->opts;
     m->graph_iters = o ? (int)o->graph_iters : 0;
     m->reg = o ? (int)o->reg : 0;
+    m->no_rotate = o ? o->no_rotate : 0;
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 27, 0)
     if (m->reg == 2) {
         dl_err("-R 2 (symmetric windows) needs NCCL 2.27 or later; this build has %d.%d",
@@ -184,8 +199,8 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     double t0 = dl_now();
-    st = nccl_ok(m, ncclCommInitRankConfig(&m->comm, m->nranks, id, m->rank, &config),
-                 "ncclCommInitRankConfig");
+    st = nccl_settled(m, ncclCommInitRankConfig(&m->comm, m->nranks, id, m->rank, &config),
+                      "ncclCommInitRankConfig");
     m->comm_init_s = dl_now() - t0;
     return st;
 }
@@ -241,9 +256,9 @@ static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
                          "ncclCommRegister") == DL_OK;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
         if (ok && m->reg == 2)
-            ok = nccl_ok(m, ncclCommWindowRegister(m->comm, *b[i], bytes, &m->win[i],
-                                                   NCCL_WIN_COLL_SYMMETRIC),
-                         "ncclCommWindowRegister") == DL_OK;
+            ok = nccl_settled(m, ncclCommWindowRegister(m->comm, *b[i], bytes, &m->win[i],
+                                                        NCCL_WIN_COLL_SYMMETRIC),
+                              "ncclCommWindowRegister") == DL_OK;
 #endif
         if (!ok) {
             cudaGetLastError(); /* not sticky: clear it */
@@ -379,7 +394,8 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
     int in = c->place == DL_PLACE_IN;
     ncclDataType_t t = nccl_type(c->dtype);
     ncclRedOp_t op = nccl_ops[c->op];
-    char *recv = m->recv, *send = in ? (char *)m->recv + k->inplace_send_offset * es : m->send;
+    char *rb = (char *)m->recv + m->shift, *sb = (char *)m->send + m->shift;
+    char *recv = rb, *send = in ? rb + k->inplace_send_offset * es : sb;
     switch (c->coll->id) {
     case DL_COLL_ALLREDUCE:
         return ncclAllReduce(send, recv, k->param_count, t, op, m->comm, m->stream);
@@ -391,15 +407,15 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
         return ncclAllGather(send, recv, k->param_count, t, m->comm, m->stream);
     case DL_COLL_REDUCESCATTER:
         if (in)
-            recv = (char *)m->recv + k->inplace_recv_offset * es;
+            recv = rb + k->inplace_recv_offset * es;
         return ncclReduceScatter(send, recv, k->param_count, t, op, m->comm, m->stream);
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
     case DL_COLL_GATHER: /* in place: the send block at its place in recv (counts) */
         return ncclGather(send, recv, k->param_count, t, c->root, m->comm, m->stream);
     case DL_COLL_SCATTER:
         if (in) {
-            send = m->recv;
-            recv = (char *)m->recv + k->inplace_recv_offset * es;
+            send = rb;
+            recv = rb + k->inplace_recv_offset * es;
         }
         return ncclScatter(send, recv, k->param_count, t, c->root, m->comm, m->stream);
 #else
@@ -431,7 +447,7 @@ static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
     /* Point-to-point collectives cannot read and write one buffer at once:
      * in place, send from a copy made on the same stream (part of the time). */
     if (in) {
-        if (cudaMemcpyAsync(m->scratch, m->recv, k->send_count * es, cudaMemcpyDeviceToDevice,
+        if (cudaMemcpyAsync(m->scratch, rb, k->send_count * es, cudaMemcpyDeviceToDevice,
                             m->stream) != cudaSuccess)
             return ncclUnhandledCudaError;
         send = m->scratch;
@@ -472,6 +488,20 @@ static dl_status_t ensure_events(nccl_ctx_t *m, int n)
     return DL_OK;
 }
 
+/* A timed call's slice of the buffers. Where the buffers (sized for the
+ * plan's largest case) hold several copies of this case's bytes, each
+ * timed call moves the next one, as nccl-tests does: a size the L2 cache
+ * would hold is then timed from memory, as a job's fresh gradients are,
+ * not from the cache the previous call left warm. Slices start 256-byte
+ * aligned; the checks use slice 0. --no-rotate keeps every call on it. */
+static void next_slice(nccl_ctx_t *m, const dl_case_t *c)
+{
+    size_t bytes = dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * dl_dtype_size(c->dtype);
+    size_t step = (bytes + 255) & ~(size_t)255;
+    size_t n = m->no_rotate || !step ? 1 : m->cap / step;
+    m->shift = n > 1 ? step * (m->slice++ % n) : 0;
+}
+
 /* --graph N: N calls captured once per case, replayed as one unit. */
 static dl_status_t ensure_graph(nccl_ctx_t *m, const dl_case_t *c)
 {
@@ -483,8 +513,11 @@ static dl_status_t ensure_graph(nccl_ctx_t *m, const dl_case_t *c)
     cudaGraph_t g;
     CUDA_TRY(cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
     dl_status_t st = DL_OK;
-    for (int i = 0; i < m->graph_iters && st == DL_OK; i++)
+    for (int i = 0; i < m->graph_iters && st == DL_OK; i++) {
+        next_slice(m, c);
         st = call_ok(m, enqueue(m, c), c);
+    }
+    m->shift = 0;
     cudaError_t e = cudaStreamEndCapture(m->stream, &g);
     if (st != DL_OK)
         return st;
@@ -506,7 +539,10 @@ static dl_status_t launch_unit(nccl_ctx_t *m, const dl_case_t *c)
         cudaError_t e = cudaGraphLaunch(m->graph, m->stream);
         return e == cudaSuccess ? DL_OK : cuda_fail("cudaGraphLaunch", e);
     }
-    return call_ok(m, enqueue(m, c), c);
+    next_slice(m, c);
+    ncclResult_t r = enqueue(m, c);
+    m->shift = 0;
+    return call_ok(m, r, c);
 }
 
 /* The start spin's bound, should the host never say go. */
@@ -678,8 +714,10 @@ static void nccl_describe(void *ctx, void *json)
                                             "ncclMemAlloc + ncclCommWindowRegister (symmetric)"};
     cJSON_AddNumberToObject(json, "register", m ? m->reg : 0);
     cJSON_AddStringToObject(json, "registration", reg_names[m ? m->reg : 0]);
-    if (m)
+    if (m) {
         cJSON_AddNumberToObject(json, "comm_init_s", m->comm_init_s);
+        cJSON_AddBoolToObject(json, "rotate", !m->no_rotate);
+    }
 }
 
 static void nccl_traits(void *ctx, dl_backend_traits_t *t)
@@ -701,6 +739,10 @@ static const dl_opt_t nccl_opts[] = {
      "nccl: 1 registers the buffers (ncclCommRegister), 2 allocates them with ncclMemAlloc as "
      "symmetric windows (NCCL 2.27+), as nccl-tests' -R",
      offsetof(nccl_opts_t, reg), reg_level},
+    {"no-rotate", 0, DL_OPT_FLAG, "0", NULL,
+     "nccl: every timed call on the same bytes (default: each on the next slice of the buffers, "
+     "as nccl-tests does, so no size is timed from the L2 cache)",
+     offsetof(nccl_opts_t, no_rotate), NULL},
 };
 
 const dl_backend_ops_t dl_backend_nccl = {

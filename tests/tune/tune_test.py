@@ -152,6 +152,17 @@ def main():
         d = json.load(open(rec))
         if not any(c["measured"] for c in d["candidates"]):
             fail("the finished profile's steps were lost", out, err)
+        # The record of a run that broke still charts and reports: the
+        # finished profile's line, the other's candidates "not measured".
+        p = subprocess.run([args.bin, "plot", rec, "--out", os.path.join(tmp, "plot")],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("plot of a broken run's record: exit %d" % p.returncode, p.stdout, p.stderr)
+        page = os.path.join(tmp, "t.html")
+        p = subprocess.run([args.bin, "report", rec, "--html", page], capture_output=True, text=True)
+        html = open(page).read() if p.returncode == 0 else ""
+        if "ended with exit code 3" not in html or "not measured: the profile ended first" not in html:
+            fail("report --html of a broken run's record: exit %d" % p.returncode, p.stdout, p.stderr)
     elif args.case == "bad_model":
         bad = [("{\"tensors\": []}", "non-empty list"),
                ("{\"tensors\": [{\"name\": \"a\", \"numel\": 0}]}", "whole number"),
