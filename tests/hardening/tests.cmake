@@ -13,4 +13,6 @@ endforeach()
 # signals: SIGINT/SIGTERM to mpirun, SIGTERM/SIGKILL/SIGSEGV to one rank or
 # worker, on mpi and sim (about 30 s: 11 real runs of 2-4 ranks, each signalled
 # once its first row is out).
-set_tests_properties(hardening_signals PROPERTIES LABELS "hardening;signals")
+# Its ranks spin (budgets, injected slowness): PROCESSORS 2 keeps ctest -j2 from
+# running a timing-judged test (tune) beside it.
+set_tests_properties(hardening_signals PROPERTIES LABELS "hardening;signals" PROCESSORS 2)
