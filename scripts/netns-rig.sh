@@ -8,7 +8,7 @@
 #   netns-rig.sh throttle HOST RATE  limit HOST's link both ways (tc tbf, e.g. 200mbit)
 #   netns-rig.sh throttle-link A B RATE  limit only the traffic between A and B
 #   netns-rig.sh unthrottle HOST
-#   netns-rig.sh mpirun ARGS...    mpirun across the rig (2 slots per host)
+#   netns-rig.sh mpirun ARGS...    mpirun across the rig (2 slots per host, or ARGS' hosts)
 #   netns-rig.sh check             exit 0 when namespaces can be made here
 #
 # Environment: DLRIG_PREFIX (dlh), DLRIG_NET (first three octets, 10.213.77),
@@ -160,11 +160,16 @@ cmd_unthrottle() {
 # core for seconds and look like a slow node. The orteds stay attached to
 # their agent instead of daemonizing (Open MPI does so without tree spawn),
 # so a killed mpirun takes them along.
+# A caller that names its hosts (--hostfile, --host: a Slurm prolog's job
+# nodes) gets those instead of every rig host.
 cmd_mpirun() {
   [ -f "$STATE/hostfile" ] || die "the rig is not up (netns-rig.sh up N)"
-  local root=()
+  local root=() hosts=(--hostfile "$STATE/hostfile") a
   [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
-  exec mpirun "${root[@]}" --hostfile "$STATE/hostfile" \
+  for a in "$@"; do
+    case $a in --hostfile|--hostfile=*|--host|--host=*|-H|--machinefile) hosts=() ;; esac
+  done
+  exec mpirun "${root[@]}" "${hosts[@]}" \
     --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 --mca orte_leave_session_attached 1 \
     --mca oob_tcp_if_include "$NET.0/24" --mca btl_tcp_if_include "$NET.0/24" \
     --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 --bind-to core "$@"

@@ -32,37 +32,38 @@ die() { echo "slurm-rig: $*" >&2; exit 2; }
 
 cmd_check() {
   local p
-  for p in munged slurmctld slurmd sbatch scontrol; do
-    command -v "$p" > /dev/null || { echo "slurm-rig: $p not found (apt-get install slurmctld slurmd slurm-client munge)" >&2; exit 1; }
+  for p in munged slurmctld slurmd sbatch srun scontrol sinfo sacct; do
+    command -v "$p" > /dev/null || { echo "slurm-rig: $p not found (apt-get install slurmctld slurmd slurm-client munge, or scripts/install-deps.sh)" >&2; exit 1; }
   done
   "$RIG" check
 }
 
-# Stops a daemon by its pid file, only if that pid still runs the program named.
-stop_pid() {
-  local file=$1 prog=$2 pid i
+# The pid in FILE when it still runs the program named (else nothing).
+live_pid() {
+  local file=$1 prog=$2 pid
   [ -s "$file" ] || return 0
   pid=$(cat "$file")
   [[ $pid =~ ^[0-9]+$ ]] || return 0
-  if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$prog" ]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "$prog" ] || echo "$pid"
 }
 
+# Stops the daemons up started, all at once (each takes about 2 s to go).
 cmd_down() {
   [ "$(id -u)" -eq 0 ] || die "needs root"
-  local f
+  local f pids=() i p
   if [ -d "$STATE" ]; then
-    stop_pid "$STATE/slurmctld.pid" slurmctld
-    for f in "$STATE"/slurmd-*.pid; do
-      [ -e "$f" ] && stop_pid "$f" slurmd
-    done
-    stop_pid "$STATE/munged.pid" munged
+    mapfile -t pids < <(live_pid "$STATE/slurmctld.pid" slurmctld
+                        for f in "$STATE"/slurmd-*.pid; do live_pid "$f" slurmd; done
+                        live_pid "$STATE/munged.pid" munged)
+    if [ "${#pids[@]}" -gt 0 ]; then
+      kill -TERM "${pids[@]}" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && break; p=; done
+        [ -n "$p" ] || break
+        sleep 0.1
+      done
+      kill -KILL "${pids[@]}" 2>/dev/null || true
+    fi
   fi
   "$RIG" down
   rm -rf "$STATE"
@@ -76,10 +77,12 @@ ClusterName=${PREFIX}rig
 SlurmctldHost=$CTL($NET.254)
 SlurmctldPort=$PORT
 SlurmdPort=$((PORT + 1))
-CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
+CommunicationParameters=NoCtldInAddrAny
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$STATE/munge.sock
+# cred_expire is also how long a requeued job waits before it may start (120 s
+# by default); the scheduler passes are seconds apart instead of 30-60.
+AuthInfo=socket=$STATE/munge.sock,cred_expire=10
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$STATE/ctld
@@ -94,6 +97,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2,bf_interval=2
 MpiDefault=none
 ReturnToService=2
 JobRequeue=1
@@ -109,37 +113,50 @@ InactiveLimit=0
 MinJobAge=600
 CONF
   if [ -n "${DLSLURM_PROLOG:-}" ]; then
-    echo "PrologSlurmctld=$DLSLURM_PROLOG" >> "$STATE/slurm.conf"
+    echo "PrologSlurmctld=$STATE/prolog" >> "$STATE/slurm.conf"
+    write_prolog "$DLSLURM_PROLOG"
   fi
-  # slurmd 22.05 loads a cgroup plugin even with proctrack/linuxproc and
-  # task/none (it uses none of it for jobs); its autodetection fails on a
-  # hybrid v1 layout (a tmpfs at /sys/fs/cgroup), so that one is named.
-  if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = tmpfs ] && [ -d /sys/fs/cgroup/freezer ]; then
-    printf 'CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n' > "$STATE/cgroup.conf"
-  else
-    printf 'IgnoreSystemd=yes\n' > "$STATE/cgroup.conf"
-  fi
+  # slurmd 22.05 always loads a cgroup plugin (there is no "disabled" before
+  # 23.02), and its autodetection fails on hosts without a pure v1 or v2
+  # mount. With proctrack/linuxproc and task/none it never touches a
+  # hierarchy, so cgroup/v1 over an empty folder of the rig's own satisfies
+  # it on any host (v1, v2, hybrid, or a container with none).
+  mkdir -p "$STATE/cgroup"
+  printf 'CgroupPlugin=cgroup/v1\nCgroupMountpoint=%s\n' "$STATE/cgroup" > "$STATE/cgroup.conf"
   for ((i = 1; i <= n; i++)); do
     echo "NodeName=$PREFIX$i NodeHostname=$PREFIX$i NodeAddr=$NET.$i CPUs=$CPUS State=UNKNOWN"
   done >> "$STATE/slurm.conf"
   echo "PartitionName=rig Nodes=${PREFIX}[1-$n] Default=YES MaxTime=INFINITE State=UP" >> "$STATE/slurm.conf"
 }
 
+# slurmctld runs PrologSlurmctld with SLURM_JOB_* and nothing else: no PATH,
+# no SLURM_CONF (its scontrol would read /etc/slurm), none of the caller's
+# variables. The rig's wrapper gives it those two and DLCOMM_PROLOG_CONF,
+# the file slurm-prolog.sh reads its settings from (the tests write it).
+write_prolog() {
+  cat > "$STATE/prolog" <<W
+#!/bin/sh
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+SLURM_CONF=$STATE/slurm.conf
+DLCOMM_PROLOG_CONF=$STATE/prolog.conf
+export PATH SLURM_CONF DLCOMM_PROLOG_CONF
+exec "$1"
+W
+  chmod 755 "$STATE/prolog"
+}
+
 # An mpirun for programs started outside a rig host (the controller's
-# prolog): the rig's rsh agent and its network, the way netns-rig.sh mpirun does.
+# prolog, which names the job's nodes): netns-rig.sh mpirun, this rig's.
 write_mpirun() {
   cat > "$STATE/mpirun" <<W
 #!/bin/sh
-exec mpirun --mca plm_rsh_agent "$HERE/netns-rig-agent.sh" --mca plm_rsh_no_tree_spawn 1 \\
-  --mca orte_leave_session_attached 1 --mca oob_tcp_if_include "$NET.0/24" \\
-  --mca btl_tcp_if_include "$NET.0/24" --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 \\
-  --mca plm rsh --mca ras ^slurm "\$@"
+DLRIG_PREFIX=$PREFIX DLRIG_NET=$NET exec "$RIG" mpirun "\$@"
 W
   chmod 755 "$STATE/mpirun"
 }
 
 cmd_up() {
-  local n=${1:-}
+  local n=${1:-} i
   if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt 64 ]; then
     die "up N: N must be 1..64"
   fi
@@ -148,9 +165,13 @@ cmd_up() {
   trap 'tail -n 5 "$STATE"/*.log >&2 || true; cmd_down; exit 1' ERR
   "$RIG" up "$((n < 2 ? 2 : n))" > /dev/null
   mkdir -p "$STATE/ctld"
+  for ((i = 1; i <= n; i++)); do
+    mkdir -p "$STATE/spool-$PREFIX$i" "$STATE/tmp-$PREFIX$i"
+    chmod 1777 "$STATE/tmp-$PREFIX$i"
+  done
   # The controller's name resolves to the bridge (netns-rig.sh down drops the line).
   printf '%s %s # dlcomm-netns-rig %s\n' "$NET.254" "$CTL" "$PREFIX" >> /etc/hosts
-  chmod 700 "$STATE"
+  chmod 755 "$STATE"
   head -c 1024 /dev/urandom > "$STATE/munge.key"
   chmod 400 "$STATE/munge.key"
   munged --force --socket="$STATE/munge.sock" --key-file="$STATE/munge.key" \
@@ -160,11 +181,14 @@ cmd_up() {
   export SLURM_CONF=$STATE/slurm.conf
   # shellcheck disable=SC2016 # $1 and $2 are the inner shell's
   unshare --uts -- sh -c 'hostname "$1" && exec slurmctld -c -f "$2"' slurm-rig "$CTL" "$SLURM_CONF"
-  local i
+  # Each node gets its own /tmp, as real nodes have (the PMIx plugin's and
+  # Open MPI's per-step folders there are named by job and step, not node).
+  # `ip netns exec` already gives the node a mount namespace of its own.
   for ((i = 1; i <= n; i++)); do
-    # shellcheck disable=SC2016 # $1 and $2 are the inner shell's
+    # shellcheck disable=SC2016 # $1, $2 and $3 are the inner shell's
     ip netns exec "$PREFIX$i" unshare --uts -- \
-      sh -c 'hostname "$1" && exec slurmd -f "$2" -N "$1"' slurm-rig "$PREFIX$i" "$SLURM_CONF"
+      sh -c 'mount --bind "$3" /tmp && hostname "$1" && exec slurmd -f "$2" -N "$1"' \
+      slurm-rig "$PREFIX$i" "$SLURM_CONF" "$STATE/tmp-$PREFIX$i"
   done
   trap - ERR
   local idle=0

@@ -29,10 +29,7 @@ endforeach()
 
 add_test(NAME preflight_scripts_syntax
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh syntax ${CMAKE_SOURCE_DIR}/scripts)
-add_test(NAME preflight_slurm_prolog
-         COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh prolog ${CMAKE_SOURCE_DIR}/scripts ${DL_BIN})
-set_tests_properties(preflight_scripts_syntax preflight_slurm_prolog PROPERTIES
-                     LABELS integration TIMEOUT 120)
+set_tests_properties(preflight_scripts_syntax PROPERTIES LABELS integration TIMEOUT 120)
 
 add_test(NAME preflight_topo_paths
          COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/topo_paths.py ${DL_BIN})
