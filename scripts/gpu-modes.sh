@@ -1,7 +1,7 @@
 #!/bin/sh
 # The nccl backend's newer collectives and modes on one GPU, every result
 # checked: gather, scatter, alltoallv (generated pattern, and a matrix
-# file), -R 0/1/2, and -a max/mean/min/rank0. Run on the GPU host from the
+# file), -R 0/1/2, --split MOD:1 and -a max/mean/min/rank0. Run on the GPU host from the
 # repository root after scripts/gpu-host-build.sh; writes modes.tgz (the
 # logs and each run.json) and summary.txt under $OUT, in well under 2
 # minutes. One rank: the data move through NCCL's self paths, but every
@@ -33,6 +33,10 @@ run matrix -c alltoallv --matrix "$W/matrix-1.txt" -b 4K -e 4K -d float32,float1
 for r in 1 2; do
   run register$r -R $r $COLLS --budget 0.02
 done
+# --split MOD:1: one group of one GPU, through the group communicators,
+# the lockstep relay and the per-group rows (every collective checked).
+run split --split MOD:1 -c allreduce,allgather,broadcast,gather,scatter,alltoallv \
+  -d float32,bfloat16 -b 8 -e 16M -f 16 --budget 0.02
 for a in max mean min rank0; do
   run agg_$a -a $a -c gather,scatter,alltoallv,broadcast -b 8 -e 1M -f 32 --budget 0.02
 done
@@ -61,6 +65,9 @@ for name in sorted(n[:-3] for n in os.listdir(w) if n.endswith(".rc")):
     ok = rc == 0 and wrong == 0 and rows
     if name.startswith("register"):  # the registration asked for is the one recorded
         ok = ok and info.get("register") == int(name[-1])
+    if name == "split":  # one group of rank 0, every row saying so, every collective there
+        ok = ok and run.get("split", {}).get("groups") == [[0]] and len(colls) == 6 \
+            and all(r.get("group") == 0 and r.get("group_ranks") == [0] for r in rows)
     bad += not ok
     print("%-10s %s rc %d rows %d wrong %d registration=%s aggregate=%s colls=%s first-size us %s"
           % (name, "ok  " if ok else "FAIL", rc, len(rows), wrong, info.get("registration"),

@@ -4,6 +4,7 @@
 # lintian and man-db: the install tests check the .deb and its man page.
 # prometheus, prometheus-node-exporter: the prom tests run both for real (own ports; in a
 # container without systemd their postinst skips starting the services).
+# systemd: its systemd-analyze verifies dlcomm watch's units (nothing is started).
 # slurmctld, slurmd, slurm-client, munge: the slurm tests run a real cluster on the netns
 # rig (scripts/slurm-rig.sh: its own munged, config and state under /run; the packages'
 # services are not used).
@@ -13,7 +14,7 @@ SUDO=""
 pkgs="build-essential cmake pkg-config openmpi-bin libopenmpi-dev libcjson-dev libhwloc-dev
       libcmocka-dev gnuplot-nox python3 iproute2 python3-yaml shellcheck
       lintian man-db chromium python3-websocket fonts-dejavu-core
-      prometheus prometheus-node-exporter
+      prometheus prometheus-node-exporter systemd
       slurmctld slurmd slurm-client munge"
 missing=""
 for p in $pkgs; do

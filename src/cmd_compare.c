@@ -13,16 +13,10 @@ typedef struct {
     uint64_t min_size;
 } compare_opts_t;
 
-static const char *pct(const void *f)
-{
-    double v = *(const double *)f;
-    return v >= 0 && v < 100 ? NULL : "must be a percentage in [0, 100)";
-}
-
 #define O(f) offsetof(compare_opts_t, f)
 static const dl_opt_t compare_opts[] = {
     {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "a change smaller than PCT percent is unchanged",
-     O(threshold), pct},
+     O(threshold), dl_opt_percent},
     {"metric", 'm', DL_OPT_STR, "busbw", "NAME",
      "busbw or time (busbw falls back to time where it is 0: one rank)", O(metric), NULL},
     {"stat", 0, DL_OPT_STR, "mean", "NAME",

@@ -63,7 +63,7 @@ int cmd_plot(int argc, char **argv)
             snprintf(dir, sizeof(dir), ".");
         o.out = dir;
     }
-    cJSON *tune = dl_an_tune_load(pos[0]);
+    cJSON *tune = dl_an_tune_load(pos[0], NULL);
     if (tune) { /* a tune record: its chart alone */
         dl_plot_opts_t po = {.outdir = o.out, .format = o.format};
         dl_status_t st = npos == 1 ? dl_an_plot_tune(tune, &po) : DL_ERR_USAGE;

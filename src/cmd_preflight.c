@@ -14,7 +14,7 @@
 #include "sys/sys.h"
 
 typedef struct {
-    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend, *profile;
+    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend, *profile, *prometheus;
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
@@ -65,6 +65,9 @@ static const dl_opt_t pf_opts[] = {
      O(timeout), dl_opt_positive},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "write every check, scope, suspect and the verdict",
      O(json), NULL},
+    {"prometheus", 0, DL_OPT_STR, NULL, "FILE|DIR",
+     "write the verdict per host for node_exporter's textfile collector (a folder: "
+     "DIR/dlcomm-preflight.prom)", O(prometheus), NULL},
 };
 DL_OPTS_EXPORT("preflight", pf_opts)
 #undef O
@@ -88,6 +91,7 @@ typedef struct {
     dl_pf_opts_t o;
     uint64_t sizes[16];
     dl_run_t baseline;
+    char prom[4096];
 } pf_setup_t;
 
 static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
@@ -166,6 +170,13 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
         if (st != DL_OK)
             return st;
     }
+    if (a->prometheus) {
+        dl_status_t st = dl_prom_target("--prometheus", a->prometheus, "dlcomm-preflight.prom",
+                                        ps->prom, sizeof(ps->prom));
+        if (st != DL_OK)
+            return st;
+        o->prom_path = ps->prom;
+    }
     if (a->system) {
         int nodes, gpn;
         if (dl_sim_system_check(a->system, &nodes, &gpn) != DL_OK)
@@ -195,7 +206,7 @@ static cJSON *doc_new(const pf_cli_t *a, int argc, char **argv)
     return d;
 }
 
-static int finish(const pf_cli_t *a, cJSON *doc, dl_status_t st)
+static int finish(const pf_cli_t *a, const pf_setup_t *ps, cJSON *doc, dl_status_t st)
 {
     int code = dl_status_exit_code(st);
     cJSON_AddNumberToObject(doc, "exit_code", code);
@@ -203,6 +214,11 @@ static int finish(const pf_cli_t *a, cJSON *doc, dl_status_t st)
         char *s = cJSON_Print(doc);
         dl_status_t io = s ? dl_write_atomic(a->json, s, strlen(s)) : DL_ERR_NOMEM;
         cJSON_free(s);
+        if (io != DL_OK && code == 0)
+            code = dl_status_exit_code(io);
+    }
+    if (ps->o.prom_path) {
+        dl_status_t io = dl_pf_prometheus(ps->o.prom_path, doc);
         if (io != DL_OK && code == 0)
             code = dl_status_exit_code(io);
     }
@@ -381,7 +397,7 @@ int cmd_preflight(int argc, char **argv)
         st = dl_preflight_run(&ps.o, MPI_COMM_WORLD, doc);
         if (doc)
             doc_backend(doc, &ps, &w);
-        code = rank == 0 ? finish(&a, doc, st) : dl_status_exit_code(st);
+        code = rank == 0 ? finish(&a, &ps, doc, st) : dl_status_exit_code(st);
         cJSON_Delete(doc);
     }
     if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))

@@ -15,11 +15,12 @@
 #include "measure/measure.h"
 #include "results/results.h"
 #include "sys/gpus.h"
+#include "sys/lastwords.h"
 #include "sys/sys.h"
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles, *aggregate, *matrix;
+    const char *profiles, *aggregate, *matrix, *split;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -62,6 +63,9 @@ static const dl_opt_t sweep_opts[] = {
     {"matrix", 0, DL_OPT_STR, NULL, "FILE",
      "alltoallv's bytes from rank i to j: a square matrix, as nccl-tests' NCCL_TESTS_ALLTOALLV_MATRIX_FILE "
      "(default: its generated pattern at the size)", O(matrix), NULL},
+    {"split", 0, DL_OPT_STR, NULL, "MODE:K",
+     "concurrent groups, each on its own communicator, as nccl-tests' NCCL_TESTS_SPLIT: MOD:k "
+     "(rank r in group r % k), DIV:k (r / k), AND:mask, OR:mask; a row per group", O(split), NULL},
     {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
      "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
      O(aggregate), NULL},
@@ -252,6 +256,12 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check, .arrivals = 1};
+    if (dl_split_parse(o->split, &p->mo.split) != DL_OK)
+        return DL_ERR_USAGE;
+    if (hook && p->mo.split.op != DL_SPLIT_NONE) {
+        dl_err("--split: %s measures one communicator", hook->command);
+        return DL_ERR_USAGE;
+    }
     if (hook) { /* its steps replace the size range */
         p->sizes = hook->sizes;
         p->nsizes = hook->nsizes;
@@ -288,6 +298,7 @@ static void *deadline_thread(void *arg)
         if (failed > 0 && dl_now() - failed > DL_FAILURE_GRACE_S) {
             dl_err("rank %d: its collective failed (above) and the peers cannot finish theirs; "
                    "ending the job", g_rank);
+            dl_lw_note(DL_LW_FAILED);
             MPI_Abort(MPI_COMM_WORLD, 3);
             _exit(3);
         }
@@ -295,6 +306,7 @@ static void *deadline_thread(void *arg)
         if (started > 0 && dl_now() - started > g_timeout) {
             dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
                    g_rank, g_timeout);
+            dl_lw_note(DL_LW_TIMEOUT);
             MPI_Abort(MPI_COMM_WORLD, 3);
             _exit(3);
         }
@@ -319,19 +331,27 @@ typedef struct {
     int rows;          /* rows with per-rank figures */
 } sweep_out_t;
 
-/* A row's stragglers, counted per rank for the sweep's one line. */
+/* A row's stragglers, counted per rank for the sweep's one line. With
+ * --split a row is its group's (its ranks by dl_split_members, each
+ * judged among its group); every group has the same rows, counted once. */
 static void tally_stragglers(sweep_out_t *s, const dl_result_t *r)
 {
-    if (!r->rank_late_s || r->nranks != s->nranks || !s->late_rows)
+    int split = r->split.op != DL_SPLIT_NONE;
+    if (!r->rank_late_s || !s->late_rows || (split ? r->split.world : r->nranks) != s->nranks)
         return;
-    int *late = calloc((size_t)r->nranks, sizeof(int));
-    s->rows++;
-    double med = dl_median(r->rank_late_s, (size_t)r->nranks);
-    if (late && dl_result_stragglers(r, late))
+    int *late = calloc((size_t)r->nranks, sizeof(int)), *who = calloc((size_t)s->nranks, sizeof(int));
+    for (int i = 0; who && i < r->nranks; i++)
+        who[i] = i;
+    if (who && split && dl_split_members(&r->split, r->group, who) != r->nranks)
+        r = NULL; /* not this run's groups: nothing to say */
+    s->rows += r && (!split || r->group == 0);
+    double med = r ? dl_median(r->rank_late_s, (size_t)r->nranks) : 0;
+    if (r && late && who && dl_result_stragglers(r, late))
         for (int i = 0; i < r->nranks; i++)
             if (late[i])
-                s->late_rows[i]++, s->late_sum[i] += r->rank_late_s[i] - med;
+                s->late_rows[who[i]]++, s->late_sum[who[i]] += r->rank_late_s[i] - med;
     free(late);
+    free(who);
 }
 
 /* One line on stdout and a "stragglers" list in run.json: each rank named
@@ -364,7 +384,21 @@ static void report_stragglers(const sweep_out_t *s)
         printf("# stragglers:%s\n", line);
 }
 
+/* The record is shared with the thread that answers SIGINT/SIGTERM
+ * (on_interrupt): a row is added, or the record written, whole. */
+static pthread_mutex_t g_out_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_out_final; /* the run is over: a late signal changes nothing */
+
+static dl_status_t on_result_locked(void *arg, dl_result_t *r);
 static dl_status_t on_result(void *arg, dl_result_t *r)
+{
+    pthread_mutex_lock(&g_out_lock);
+    dl_status_t st = on_result_locked(arg, r);
+    pthread_mutex_unlock(&g_out_lock);
+    return st;
+}
+
+static dl_status_t on_result_locked(void *arg, dl_result_t *r)
 {
     sweep_out_t *s = arg;
     atomic_store(&g_case_started, dl_now());
@@ -378,7 +412,7 @@ static dl_status_t on_result(void *arg, dl_result_t *r)
         s->cur = r->c.coll;
         dl_progress_end();
         if (!s->quiet)
-            dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks);
+            dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks, &r->split);
     }
     dl_run_add_result(s->profile, r);
     tally_stragglers(s, r);
@@ -416,6 +450,22 @@ static dl_status_t prepare_outdir(const sweep_opts_t *o, int rank, char *dir, si
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
     return (dl_status_t)st;
+}
+
+/* The groups of a --split run, each with its world ranks (a row's group
+ * indexes them). */
+static void split_json(cJSON *run, const dl_split_t *sl)
+{
+    char name[48];
+    dl_split_name(sl, name, sizeof(name));
+    cJSON *o = cJSON_AddObjectToObject(run, "split");
+    cJSON_AddStringToObject(o, "spec", name);
+    cJSON_AddNumberToObject(o, "ranks_per_group", sl->size);
+    cJSON *a = cJSON_AddArrayToObject(o, "groups");
+    int *ranks = malloc((size_t)sl->world * sizeof(int));
+    for (int g = 0; ranks && g < sl->groups; g++)
+        cJSON_AddItemToArray(a, cJSON_CreateIntArray(ranks, dl_split_members(sl, g, ranks)));
+    free(ranks);
 }
 
 static cJSON *run_header(const sweep_cli_t *cli, const char *name, int argc, char **argv,
@@ -503,6 +553,42 @@ static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_o
     return pj;
 }
 
+/* SIGINT/SIGTERM while the ranks themselves measure (mpi): the main thread
+ * may sit in a collective that never returns, so this thread answers.
+ * Open MPI 4.1's mpirun, signalled, sends the ranks SIGCONT, then SIGTERM a
+ * second later, then SIGKILL a second after that: rank 0 writes the rows
+ * done so far and the final state within that second, every rank exits 3. */
+#define DL_RECORD_WAIT_S 0.9
+static void on_interrupt(int sig, void *arg)
+{
+    sweep_out_t *s = arg;
+    pthread_mutex_lock(&g_out_lock);
+    if (g_out_final) { /* measured to the end: the run finishes as it would */
+        pthread_mutex_unlock(&g_out_lock);
+        return;
+    }
+    if (s->rank == 0) {
+        cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString("interrupted"));
+        char why[160];
+        snprintf(why, sizeof(why), "interrupted by %s after %zu of %zu cases", dl_lw_signame(sig),
+                 s->done, s->total);
+        cJSON_AddStringToObject(s->profile, "reason", why);
+        dl_lw_record(s->profile, s->hosts, s->nranks); /* a peer killed first is the cause */
+        cJSON_AddStringToObject(s->run, "interrupted_by", dl_lw_signame(sig));
+        cJSON_AddNumberToObject(s->run, "exit_code", 3);
+        dl_progress_end();
+        if (s->io == DL_OK && dl_run_write(s->run, s->outdir) == DL_OK)
+            dl_err("%s: %s/run.json keeps the %zu finished rows", why, s->outdir, s->done);
+        else
+            dl_err("%s; %s/run.json could not be written", why, s->outdir);
+        dl_lw_recorded();
+    } else {
+        dl_lw_wait_recorded(DL_RECORD_WAIT_S);
+    }
+    fflush(NULL);
+    _exit(3);
+}
+
 /* The one implicit profile of a backend that runs in the supervisors (mpi):
  * the same fault-injection wrapper as in a worker. */
 static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t *be,
@@ -512,12 +598,26 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     MPI_Comm world = MPI_COMM_WORLD;
     int local_rank = 0, local_size = 1;
     dl_sys_local_rank(world, &local_rank, &local_size);
-    dl_xcomm_t x;
-    dl_xcomm_mpi_init(&x, &world);
+    /* --split: the backend and the loop's figures on the group's own
+     * communicator, the loop's agreements over the world (x.all). */
+    const dl_split_t *sl = &sp->plan.mo.split;
+    MPI_Comm group = MPI_COMM_NULL;
+    dl_xcomm_t x, xa;
+    dl_xcomm_mpi_init(&xa, &world);
+    if (sl->op != DL_SPLIT_NONE &&
+        MPI_Comm_split(world, dl_split_group(sl, out->rank), out->rank, &group) != MPI_SUCCESS)
+        return DL_ERR_COMM;
+    dl_xcomm_mpi_init(&x, group != MPI_COMM_NULL ? &group : &world);
+    if (group != MPI_COMM_NULL) {
+        x.all = &xa;
+        x.group = dl_split_group(sl, out->rank);
+        x.groups = sl->groups;
+    }
     x.local_failure = on_local_failure;
-    dl_backend_cfg_t cfg = {.rank = out->rank, .nranks = out->nranks, .local_rank = local_rank,
+    dl_backend_cfg_t cfg = {.rank = x.rank, .nranks = x.nranks, .local_rank = local_rank,
                             .local_size = local_size, .opts = be_opts, .xc = &x,
-                            .profile_name = be->name, .deadline_s = timeout};
+                            .profile_name = be->name, .deadline_s = timeout,
+                            .split = x.all ? sl : NULL, .world_rank = out->rank};
     void *ctx = NULL;
     dl_status_t st = be->init(&cfg, &ctx);
     g_timeout = timeout;
@@ -530,12 +630,18 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
         be->describe(ctx, cJSON_AddObjectToObject(out->profile, "backend_info"));
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, inj, be, ctx, out->rank, NULL);
+    dl_lw_on_interrupt(on_interrupt, out);
     if (st == DL_OK)
         st = dl_plan_run(&sp->plan, &iw.ops, &iw, &x, on_result, out);
+    pthread_mutex_lock(&g_out_lock);
+    g_out_final = 1;
+    pthread_mutex_unlock(&g_out_lock);
     atomic_store(&g_case_started, 0.0);
     atomic_store(&g_failed_at, 0.0); /* every rank agreed: the run ends normally */
     if (ctx)
         be->fini(ctx);
+    if (group != MPI_COMM_NULL)
+        MPI_Comm_free(&group);
     return st;
 }
 
@@ -561,7 +667,8 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     if (worst != DL_OK)
         return worst;
     dl_engine_signals_install();
-    for (int i = 0; i < in->nprofiles && !*stop; i++) {
+    int i;
+    for (i = 0; i < in->nprofiles && !*stop; i++) {
         const dl_profile_t *p = &in->profiles[i];
         char why[160], label[128];
         /* A model's node count decides for a model (the system it is given). */
@@ -592,6 +699,11 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
         if (out->rank == 0 && out->io == DL_OK) /* a finished profile is never lost */
             out->io = dl_run_write(out->run, out->outdir);
     }
+    for (; out->rank == 0 && i < in->nprofiles; i++) { /* the record says what never ran */
+        cJSON *pj = profile_json(out->run, &in->profiles[i], be);
+        cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString("skipped"));
+        cJSON_AddStringToObject(pj, "reason", "not run: the sweep stopped before it");
+    }
     if (!dl_engine_broken(e)) /* only rank 0 saw the results */
         MPI_Bcast(&out->wrong, 1, MPI_UINT64_T, 0, world);
     else
@@ -600,7 +712,7 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     return worst;
 }
 
-static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_inject_t *inj,
+static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t *inj,
                      int argc, char **argv)
 {
     const sweep_opts_t *o = cli->o;
@@ -609,16 +721,28 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &nranks);
     g_rank = rank;
-    if (sp->plan.root >= nranks) {
+    dl_split_t *sl = &sp->plan.mo.split;
+    dl_log_set_mute(rank != 0);
+    dl_status_t st = dl_split_check(sl, nranks);
+    dl_log_set_mute(0);
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    if (sp->plan.root >= sl->size) {
         if (rank == 0)
-            dl_err("--root %d: there are only %d ranks", sp->plan.root, nranks);
+            dl_err("--root %d: there are only %d ranks%s", sp->plan.root, sl->size,
+                   sl->op != DL_SPLIT_NONE ? " in each --split group" : "");
         return 2;
     }
     const dl_backend_ops_t *be = dl_backend_pick(o->backend, rank == 0);
     if (!be)
         return 2;
+    if (sl->op != DL_SPLIT_NONE && !dl_backend_has(be, DL_CAP_SPLIT)) {
+        if (rank == 0)
+            dl_err("--split: the %s backend cannot run on groups of the ranks", be->name);
+        return 2;
+    }
     dl_log_set_mute(rank != 0);
-    dl_status_t st = count_limit(sp, be, nranks);
+    st = count_limit(sp, be, sl->size);
     if (st == DL_OK)
         st = dl_inject_validate(inj, be, nranks);
     dl_log_set_mute(0);
@@ -629,8 +753,16 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     int workers = dl_backend_has(be, DL_CAP_WORKER), modelled = dl_backend_has(be, DL_CAP_MODELLED);
     sweep_inputs_t in;
     st = load_inputs(cli, be, rank, &in);
-    if (st != DL_OK)
+    if (st == DL_OK && in.setup.ranks > 0 && in.setup.ranks % sl->groups) {
+        if (rank == 0) /* a model's groups are of its ranks, not of the processes */
+            dl_err("--split: the model's %d ranks do not make %d equal groups", in.setup.ranks,
+                   sl->groups);
+        st = DL_ERR_USAGE;
+    }
+    if (st != DL_OK) {
+        dl_profiles_free(in.profiles, in.nprofiles);
         return dl_status_exit_code(st);
+    }
     char dir[4096];
     if (prepare_outdir(o, rank, dir, sizeof(dir)) != DL_OK) {
         dl_profiles_free(in.profiles, in.nprofiles);
@@ -639,14 +771,20 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
 
     char *hosts = NULL;
     cJSON *fp = dl_sys_fingerprint(world, &hosts);
+    dl_host_info_t me;
+    dl_sys_host_info(&me);
+    dl_lw_open(world, dir, rank, nranks, me.host); /* how a rank ends, if not normally */
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
                        .hosts = hosts,
                        .late_rows = rank == 0 ? calloc((size_t)nranks, sizeof(int)) : NULL,
                        .late_sum = rank == 0 ? calloc((size_t)nranks, sizeof(double)) : NULL,
                        .profile_name = be->name,
-                       .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1)};
+                       .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1) *
+                                (size_t)sl->groups};
     if (rank == 0) {
         out.run = run_header(cli, sp->hook ? sp->hook->command : "dlcomm sweep", argc, argv, fp);
+        if (sl->op != DL_SPLIT_NONE)
+            split_json(out.run, sl);
         if (!workers)
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
         else if (in.setup.system[0])
@@ -658,6 +796,12 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
                  : run_inprocess(sp, be, be_opts, inj, &out, o->timeout);
     dl_profiles_free(in.profiles, in.nprofiles);
     dl_progress_end();
+    int sig = dl_engine_interrupted();
+    if (rank == 0 && stop) { /* who was killed, or which signal stopped the job */
+        dl_lw_record(out.profile, hosts, nranks);
+        if (sig)
+            cJSON_AddStringToObject(out.run, "interrupted_by", dl_lw_signame(sig));
+    }
 
     if (st == DL_OK && out.wrong)
         st = DL_ERR_CHECK;
@@ -674,7 +818,10 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
         dl_status_t io = dl_run_write(out.run, dir);
         if (io == DL_OK && !o->quiet)
             printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
-        if (io == DL_OK) /* charts and the Prometheus file come from what was written */
+        if (io == DL_OK && stop) /* mpirun's SIGKILL may follow within a second: no charts */
+            dl_err("%s%s: %s/run.json keeps the %zu finished rows", sig ? "interrupted by " : "stopped",
+                   sig ? dl_lw_signame(sig) : "", dir, out.done);
+        else if (io == DL_OK) /* charts and the Prometheus file come from what was written */
             io = dl_an_after_sweep(dir, o->plot, o->prometheus, o->html);
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
@@ -692,6 +839,10 @@ static int sweep_mpi(const sweep_cli_t *cli, const sweep_plan_t *sp, const dl_in
     free(out.late_rows);
     free(out.late_sum);
     if (stop == 2) { /* a peer is gone: MPI cannot finish cleanly */
+        if (rank == 0)
+            dl_lw_recorded();
+        else
+            dl_lw_wait_recorded(DL_RECORD_WAIT_S);
         fflush(NULL);
         MPI_Abort(world, dl_status_exit_code(st));
     }

@@ -28,6 +28,7 @@ static const dl_cmd_t commands[] = {
     {"history", cmd_history, "every run under some folders: trends, version changes, last verdict"},
     {"report", cmd_report, "peaks, saturation sizes, best profiles, Horovod and NCCL advice"},
     {"preflight", cmd_preflight, "pass/fail checks before a job, naming the host at fault"},
+    {"watch", cmd_watch, "the scheduled health check: preflight and sweep kept, compared, exported"},
     {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
     {"profiles", cmd_profiles, "list the NCCL-settings profiles a sweep can run"},
     {"__worker", cmd_worker, NULL},

@@ -1,8 +1,9 @@
 /* What a sweep does with its run once run.json is written (rank 0 only):
  * charts into the run folder (--plot), the Prometheus file (--prometheus),
- * the HTML page (--html). */
+ * the HTML page (--html; a tune run's with tune's answer). */
 #include "analysis.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,10 +19,17 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
         return st;
     if (prom)
         st = dl_an_prometheus(prom, &r);
-    if (html) { /* the line rate of the system a sim run modelled */
+    if (html) { /* the line rate of the system a sim run modelled; a tune run's answer */
         dl_line_t line;
         dl_an_run_line(&r, NULL, &line);
-        st = dl_status_worse(st, dl_an_html_report(html, &r, NULL, &line));
+        cJSON *tune = dl_an_tune_load(path, NULL);
+        dl_tune_rep_t t;
+        dl_status_t ts = tune ? dl_an_tune_make(tune, NULL, &t) : DL_OK;
+        st = dl_status_worse(st, ts != DL_OK ? ts
+                                 : dl_an_html_report(html, &r, NULL, &line, tune ? &t : NULL));
+        if (tune)
+            dl_an_tune_free(&t);
+        cJSON_Delete(tune);
     }
     if (plot) {
         dl_run_t *runs[1] = {&r};

@@ -27,6 +27,7 @@ typedef struct {
     long iterations;        /* 0: unknown */
     double wrong;           /* wrong elements (NAN: not checked) */
     int modelled;           /* from a model (sim backend), not a measurement */
+    int group;              /* sweep --split: the row's group; -1: no split */
 } dl_row_t;
 
 typedef struct {
@@ -42,7 +43,8 @@ typedef struct {
     int sim_nodes;
 } dl_prof_t;
 
-typedef enum { DL_FMT_DLCOMM, DL_FMT_NCCLT_JSON, DL_FMT_NCCLT_TEXT } dl_fmt_t;
+/* DL_FMT_TUNE: a tune --json record, a header (dl_an_read_header) without rows. */
+typedef enum { DL_FMT_DLCOMM, DL_FMT_NCCLT_JSON, DL_FMT_NCCLT_TEXT, DL_FMT_TUNE } dl_fmt_t;
 
 /* A run: its rows and what it ran on. */
 typedef struct {
@@ -76,6 +78,10 @@ dl_status_t dl_an_add_row(dl_run_t *r, const dl_row_t *row);
 dl_prof_t *dl_an_add_prof(dl_run_t *r, const char *name);
 void dl_an_row_init(dl_row_t *row);
 dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out);
+/* hosts, ranks, versions and start of a run.json-like document (run.json,
+ * a tune record) into out's header; rows untouched. */
+struct cJSON;
+void dl_an_read_header(const struct cJSON *doc, dl_run_t *out);
 dl_status_t dl_an_read_ncclt_json(const char *buf, dl_run_t *out);
 dl_status_t dl_an_read_ncclt_text(const char *buf, dl_run_t *out);
 /* nccl-tests names -> dlcomm names ("all_reduce_perf" -> "allreduce",
@@ -105,6 +111,9 @@ typedef struct {
 } dl_curve_t;
 
 dl_status_t dl_curve_get(const dl_run_t *r, const char *profile, const char *coll, dl_curve_t *c);
+/* The same for one --split group's rows (group -1: the best row's group, as dl_curve_get). */
+dl_status_t dl_curve_get_group(const dl_run_t *r, const char *profile, const char *coll, int group,
+                               dl_curve_t *c);
 void dl_curve_free(dl_curve_t *c);
 double dl_curve_bw(const dl_curve_t *c, size_t i);
 double dl_curve_time_at(const dl_curve_t *c, uint64_t bytes);
@@ -181,9 +190,9 @@ dl_status_t dl_an_find_gnuplot(char *buf, size_t len);
 /* One chart per collective and metric (busbw, time): <coll>-<metric>.<fmt>. */
 dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t *o);
 /* A tune record (tune --json, or a run.json with "tune"): its tune object
- * (the caller deletes it; a cJSON *), or NULL when the file is not one. */
-struct cJSON;
-struct cJSON *dl_an_tune_load(const char *path);
+ * (the caller deletes it; a cJSON *), or NULL when the file is not one;
+ * is_run (may be NULL) set when the file is a run.json. */
+struct cJSON *dl_an_tune_load(const char *path, int *is_run);
 /* OUTDIR/tune-exposed.FMT: exposed time per candidate, one line per
  * profile (data in tune.dat, script in tune.gp). */
 dl_status_t dl_an_plot_tune(const struct cJSON *tune, const dl_plot_opts_t *o);
@@ -237,9 +246,49 @@ dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *ba
 /* The curve's HOROVOD_FUSION_THRESHOLD (bytes; 0: no all-reduce), and the
  * profile it comes from. */
 uint64_t dl_an_fusion_threshold(const dl_run_t *r, char *prof, size_t plen);
-/* How the curve's advice compares with a tune record's measured answer:
- * text to f, or into JSON j (a cJSON object) when f is NULL. */
-void dl_an_tune_compare(FILE *f, struct cJSON *j, const dl_run_t *r, const struct cJSON *tune);
+
+/* A tune record (dl_an_tune_load) read for report, plot and the HTML page:
+ * its candidates, grouped by profile, the recommendation, and how the
+ * curve's fusion advice of a sweep r compares with it. Computed once. */
+typedef struct {
+    const struct cJSON *json; /* the candidate in the record */
+    size_t prof;              /* index into profs */
+    char label[64];           /* "25 MiB", "32 MiB/1 ms" (the charts' axis) */
+    size_t x;                 /* index of its label in xnames */
+    double bytes;             /* fusion size: DDP's cap, Horovod's threshold */
+    double exposed_us, comm_us, step_us, ci_us, curve_us; /* NAN: not measured */
+    size_t calls;
+    int recommended;          /* one of the recommendation's settings */
+    int first;                /* its first setting: tune's first choice */
+} dl_tune_cand_t;
+
+typedef struct {
+    const struct cJSON *tune, *settings; /* the record; recommendation.settings */
+    char model[64], framework[16], verdict[32];
+    double backward_ms;
+    char profs[16][64];
+    size_t nprofs;
+    dl_tune_cand_t *cand;
+    size_t ncand;
+    const char **xnames; /* the distinct candidate labels, in order: the x axis */
+    size_t nx;
+    /* beside the curve: its threshold (0: no sweep or no all-reduce), tune's
+     * first choice (best) and the measured candidate nearest the curve's size */
+    uint64_t curve_bytes;
+    char curve_prof[64];
+    int compared, agrees;
+    double best_bytes, best_exp, near_bytes, near_exp; /* bytes, us */
+    char line[1024]; /* the comparison in one sentence (text, JSON, HTML) */
+} dl_tune_rep_t;
+
+/* r: the sweep whose curve is compared (NULL: none). */
+dl_status_t dl_an_tune_make(const struct cJSON *tune, const dl_run_t *r, dl_tune_rep_t *out);
+void dl_an_tune_free(dl_tune_rep_t *t);
+/* The comparison and the recommendation with its lines to paste: text to
+ * f; or into the JSON object j ("tune_comparison", the sentence; "tune",
+ * its figures). */
+void dl_an_tune_print(FILE *f, const dl_tune_rep_t *t);
+void dl_an_tune_json(struct cJSON *j, const dl_tune_rep_t *t);
 
 /* ---- history ---- */
 
@@ -292,9 +341,12 @@ dl_status_t dl_an_line_rate(const char *system_file, int nodes, dl_line_t *out);
  * given (a measured run's hardware); NAN when neither is known. */
 void dl_an_run_line(const dl_run_t *r, const char *system_file, dl_line_t *out);
 
-/* One self-contained page each, written atomically to path. */
+/* One self-contained page each, written atomically to path. tune: a tune
+ * record (NULL: none), its section after the advice. */
 dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_t *baseline,
-                              const dl_line_t *line);
+                              const dl_line_t *line, const dl_tune_rep_t *tune);
+/* A tune record's own page (tune --json FILE): its header, then the section. */
+dl_status_t dl_an_html_tune(const char *path, const char *file, const dl_tune_rep_t *tune);
 dl_status_t dl_an_html_compare(const char *path, const dl_run_t *b, const dl_run_t *n,
                                const dl_cmp_opts_t *o, const dl_cmp_t *c);
 /* A path --html may write: not empty, not a folder, its folder writable
@@ -304,6 +356,22 @@ dl_status_t dl_an_html_check(const char *opt, const char *path);
 /* ---- Prometheus (node_exporter textfile collector) ---- */
 
 dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
+
+/* The same format for other commands' gauges (preflight's verdict, watch's
+ * outcome): families in the order given, each gauge's samples right after
+ * it. Labels are name, value pairs ended by NULL; a NULL value leaves that
+ * label out. Written atomically (then freed) by dl_prom_write. */
+typedef struct dl_prom dl_prom_t;
+dl_prom_t *dl_prom_new(void);
+void dl_prom_gauge(dl_prom_t *p, const char *name, const char *help);
+void dl_prom_sample(dl_prom_t *p, const char *name, double v, ...) __attribute__((sentinel));
+dl_status_t dl_prom_write(dl_prom_t *p, const char *path);
+void dl_prom_free(dl_prom_t *p);
+/* --prometheus FILE|DIR: an existing folder gets DIR/name (the textfile
+ * collector reads every *.prom there); checked as dl_out_file_check does,
+ * before any work. out: the file to write. */
+dl_status_t dl_prom_target(const char *opt, const char *arg, const char *name, char *out,
+                           size_t len);
 
 /* What sweep calls on rank 0 once run.json is in dir: plot into dir when
  * plot is set, write the Prometheus file when prom is not NULL, the report

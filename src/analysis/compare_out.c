@@ -28,10 +28,13 @@ static void pair_line(FILE *f, const dl_pair_t *p, int merged)
         snprintf(spread, sizeof(spread), "%.3g us", p->spread_us);
     else
         snprintf(spread, sizeof(spread), "unknown");
-    fprintf(f, "  %-11s %-14s %-13s %-8s %-6s %-3s %9s %5d  %s %10.4g -> %-10.4g %+7.1f%%  spread %s\n",
+    char group[24] = "";
+    if (r->group >= 0)
+        snprintf(group, sizeof(group), "  group %d", r->group);
+    fprintf(f, "  %-11s %-14s %-13s %-8s %-6s %-3s %9s %5d  %s %10.4g -> %-10.4g %+7.1f%%  spread %s%s\n",
             dl_verdict_str(p->verdict), merged ? "(one each)" : r->profile, r->collective,
             r->dtype, r->op, r->placement, sz, r->ranks, dl_an_metric_name(p->metric), p->vb, p->vn,
-            (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread);
+            (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread, group);
 }
 
 static void print_header(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_t *c)
@@ -103,8 +106,11 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
         const dl_row_t *r = v[i]->cur;
         char sz[32];
         dl_size_format(r->bytes, sz, sizeof(sz));
-        fprintf(f, "worst: %s %s %s %s %s, profile %s: %s %.4g -> %.4g %s (%.1f%% worse)\n",
-                r->collective, r->dtype, r->op, dl_an_place_name(r->placement), sz, r->profile,
+        char group[24] = "";
+        if (r->group >= 0)
+            snprintf(group, sizeof(group), " (group %d)", r->group);
+        fprintf(f, "worst: %s %s %s %s %s%s, profile %s: %s %.4g -> %.4g %s (%.1f%% worse)\n",
+                r->collective, r->dtype, r->op, dl_an_place_name(r->placement), sz, group, r->profile,
                 dl_an_metric_name(v[i]->metric), v[i]->vb, v[i]->vn, metric_unit(v[i]->metric),
                 v[i]->change * 100);
     }
@@ -135,6 +141,8 @@ static cJSON *pair_obj(const dl_pair_t *p)
     cJSON_AddStringToObject(o, "placement", r->placement);
     cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
     cJSON_AddNumberToObject(o, "ranks", r->ranks);
+    if (r->group >= 0)
+        cJSON_AddNumberToObject(o, "group", r->group);
     cJSON_AddStringToObject(o, "metric", dl_an_metric_name(p->metric));
     cJSON_AddNumberToObject(o, "base", p->vb);
     cJSON_AddNumberToObject(o, "new", p->vn);

@@ -21,7 +21,8 @@ static int score(const dl_row_t *r)
 
 static int same_kind(const dl_row_t *a, const dl_row_t *b)
 {
-    return !strcmp(a->dtype, b->dtype) && !strcmp(a->op, b->op) && !strcmp(a->placement, b->placement);
+    return !strcmp(a->dtype, b->dtype) && !strcmp(a->op, b->op) &&
+           !strcmp(a->placement, b->placement) && a->group == b->group; /* --split: one group */
 }
 
 /* The figures: peak, sizes reaching 50% / 90% of it, latency floor. */
@@ -70,12 +71,18 @@ double dl_curve_bw(const dl_curve_t *c, size_t i)
 
 dl_status_t dl_curve_get(const dl_run_t *r, const char *profile, const char *coll, dl_curve_t *c)
 {
+    return dl_curve_get_group(r, profile, coll, -1, c);
+}
+
+dl_status_t dl_curve_get_group(const dl_run_t *r, const char *profile, const char *coll, int group,
+                               dl_curve_t *c)
+{
     memset(c, 0, sizeof(*c));
     const dl_row_t *best = NULL;
     for (size_t i = 0; i < r->nrows; i++) {
         const dl_row_t *x = &r->rows[i];
         if (!strcmp(x->profile, profile) && !strcmp(x->collective, coll) && x->time_us > 0 &&
-            (!best || score(x) > score(best)))
+            (group < 0 || x->group == group) && (!best || score(x) > score(best)))
             best = x;
     }
     if (!best)

@@ -30,13 +30,18 @@ typedef struct {
     const int *mark;
 } dl_series_t;
 
-typedef enum { DL_X_BYTES, DL_X_TIME } dl_xkind_t;
+/* bytes: log2 axis; time: Unix seconds, dates; categories: x is an index
+ * into the chart's xcat names (tune's candidates), evenly spaced. */
+typedef enum { DL_X_BYTES, DL_X_TIME, DL_X_CAT } dl_xkind_t;
 
 typedef struct {
     const char *id, *title;
     const char *ylabel; /* with its unit: "busbw (GB/s)" */
     const char *yunit;  /* "GB/s", for the points' titles and the table */
-    dl_xkind_t xkind;   /* bytes: log2 axis; time: Unix seconds, dates */
+    dl_xkind_t xkind;
+    const char *xlabel; /* NULL: by kind ("message size (bytes, log scale)") */
+    const char *const *xcat; /* DL_X_CAT: the name of each x */
+    size_t nxcat;
     int ylog;
     double hline;       /* a reference level (line rate), NAN: none */
     const char *hline_label;
@@ -66,5 +71,7 @@ typedef struct {
 } dl_html_curve_t;
 dl_status_t dl_html_curve(const dl_curve_t *c, dl_html_curve_t *out);
 void dl_html_curve_free(dl_html_curve_t *h);
+/* The tune section (html_tune.c): comparison, recommendation, charts, table. */
+dl_status_t dl_html_tune(dl_buf_t *b, const dl_tune_rep_t *t);
 
 #endif

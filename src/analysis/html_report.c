@@ -1,7 +1,7 @@
 /* report --html: the run's header and profiles, per collective busbw and
  * time against size (one line per profile, CI band, the system's line
  * rate), then the report's own tables, from the figures dl_an_report_make
- * computed for the text and JSON reports. */
+ * computed for the text and JSON reports, and tune's answer when given. */
 #include "html.h"
 
 #include <cjson/cJSON.h>
@@ -216,7 +216,7 @@ static void wrong_rows(dl_buf_t *b, const dl_run_t *r)
 }
 
 dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_t *base,
-                              const dl_line_t *line)
+                              const dl_line_t *line, const dl_tune_rep_t *tune)
 {
     dl_report_t rep;
     dl_status_t st = dl_an_report_make(r, base, &rep);
@@ -249,6 +249,8 @@ dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_
         dl_buf_printf(&b, "</section>\n");
     }
     advice_table(&b, &rep);
+    if (st == DL_OK && tune)
+        st = dl_html_tune(&b, tune);
     dl_an_report_free(&rep);
     if (st == DL_OK)
         st = dl_html_end(&b, path);

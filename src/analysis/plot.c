@@ -37,12 +37,14 @@ dl_status_t dl_an_find_gnuplot(char *buf, size_t len)
 typedef struct {
     const dl_run_t *run;
     char profile[64], dtype[16], op[16], place[8];
+    int group; /* --split: the first group's rows stand for the run */
 } series_t;
 
 static int row_in(const dl_row_t *r, const series_t *s, const char *coll)
 {
     return !strcmp(r->profile, s->profile) && !strcmp(r->collective, coll) &&
-           !strcmp(r->dtype, s->dtype) && !strcmp(r->op, s->op) && !strcmp(r->placement, s->place);
+           !strcmp(r->dtype, s->dtype) && !strcmp(r->op, s->op) && !strcmp(r->placement, s->place) &&
+           r->group == s->group;
 }
 
 /* Picks dtype/op/placement for a profile's rows of coll: float32, sum, out first. */
@@ -62,6 +64,7 @@ static int pick(const dl_run_t *run, const char *profile, const char *coll, seri
             snprintf(s->dtype, sizeof(s->dtype), "%s", r->dtype);
             snprintf(s->op, sizeof(s->op), "%s", r->op);
             snprintf(s->place, sizeof(s->place), "%s", r->placement);
+            s->group = r->group;
         }
     }
     return best >= 0;
@@ -434,11 +437,19 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
 
 /* ---- a tune record: exposed time per candidate, one line per profile ---- */
 
-/* The tune object of a file: a tune --json record, or run.json's "tune". */
-cJSON *dl_an_tune_load(const char *path)
+/* The tune object of a file: a tune --json record, or run.json's "tune"
+ * (of a run folder too). */
+cJSON *dl_an_tune_load(const char *path, int *is_run)
 {
-    char *text = NULL;
+    if (is_run)
+        *is_run = 0;
+    char *text = NULL, file[1100];
     size_t len = 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder, as dl_an_load reads it */
+        snprintf(file, sizeof(file), "%s/run.json", path);
+        path = file;
+    }
     if (dl_read_file(path, &text, &len) != DL_OK)
         return NULL;
     cJSON *root = cJSON_Parse(text), *t = NULL;
@@ -449,72 +460,47 @@ cJSON *dl_an_tune_load(const char *path)
         cJSON_GetObjectItemCaseSensitive(root, "recommendation"))
         return root;
     t = cJSON_DetachItemFromObjectCaseSensitive(root, "tune");
+    if (t && is_run)
+        *is_run = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "profiles"));
     cJSON_Delete(root);
     return t;
-}
-
-static void tune_label(const cJSON *c, char *buf, size_t len)
-{
-    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(c, "bucket_cap_mb");
-    const cJSON *thr = cJSON_GetObjectItemCaseSensitive(c, "fusion_threshold_bytes");
-    const cJSON *cyc = cJSON_GetObjectItemCaseSensitive(c, "cycle_time_ms");
-    if (cJSON_IsNumber(cap))
-        snprintf(buf, len, "%g MiB", cap->valuedouble);
-    else
-        snprintf(buf, len, "%g MiB/%g ms", cJSON_IsNumber(thr) ? thr->valuedouble / 1048576 : 0,
-                 cJSON_IsNumber(cyc) ? cyc->valuedouble : 0);
 }
 
 /* tune.dat: one block per profile (candidate number, exposed ms, comm ms). */
 static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const char *dat,
                                const char *tmp_chart, char **gp, size_t *gplen)
 {
-    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(tune, "candidates");
-    char profs[16][64];
-    size_t np = 0;
-    for (const cJSON *c = cands ? cands->child : NULL; c; c = c->next) {
-        const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "profile");
-        size_t j = 0;
-        while (cJSON_IsString(p) && j < np && strcmp(profs[j], p->valuestring))
-            j++;
-        if (cJSON_IsString(p) && j == np && np < 16)
-            snprintf(profs[np++], 64, "%s", p->valuestring);
-    }
+    dl_tune_rep_t t;
+    if (dl_an_tune_make(tune, NULL, &t) != DL_OK)
+        return DL_ERR_NOMEM;
     char *dtext = NULL;
     size_t dlen = 0;
     FILE *d = open_memstream(&dtext, &dlen), *f = open_memstream(gp, gplen);
-    if (!d || !f)
+    if (!d || !f) {
+        dl_an_tune_free(&t);
         return DL_ERR_NOMEM;
-    fprintf(d, "# dlcomm plot of a tune record: candidate exposed_ms comm_ms label\n");
-    int xmax = 0;
-    for (size_t k = 0; k < np; k++) {
-        int x = 0;
-        for (const cJSON *c = cands->child; c; c = c->next) {
-            const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "profile");
-            const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "exposed_us");
-            const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "comm_us");
-            if (!cJSON_IsString(p) || strcmp(p->valuestring, profs[k]))
-                continue;
-            char lbl[64];
-            tune_label(c, lbl, sizeof(lbl));
-            if (cJSON_IsNumber(e) && cJSON_IsNumber(m))
-                fprintf(d, "%d %.6f %.6f \"%s\"\n", x, e->valuedouble / 1e3, m->valuedouble / 1e3,
-                        lbl);
-            x++;
-        }
-        xmax = x > xmax ? x : xmax;
-        fprintf(d, "\n\n");
     }
+    fprintf(d, "# dlcomm plot of a tune record: candidate exposed_ms comm_ms label\n");
+    /* A block per profile with a measured candidate: one that ended first
+     * has none, and gnuplot refuses an empty block. */
+    int lines[DL_ARRAY_SIZE(t.profs)] = {0};
+    for (size_t k = 0; k < t.nprofs; k++) {
+        for (size_t i = 0; i < t.ncand; i++) {
+            const dl_tune_cand_t *c = &t.cand[i];
+            if (c->prof == k && isfinite(c->exposed_us) && isfinite(c->comm_us))
+                lines[k] = 1, fprintf(d, "%zu %.6f %.6f \"%s\"\n", c->x, c->exposed_us / 1e3,
+                                      c->comm_us / 1e3, c->label);
+        }
+        if (lines[k])
+            fprintf(d, "\n\n");
+    }
+    int xmax = (int)t.nx;
     fclose(d);
     dl_status_t st = dl_write_atomic(dat, dtext, dlen);
     free(dtext);
-    const cJSON *mo = cJSON_GetObjectItemCaseSensitive(tune, "model");
-    const cJSON *mn = mo ? cJSON_GetObjectItemCaseSensitive(mo, "name") : NULL;
-    const cJSON *fw = cJSON_GetObjectItemCaseSensitive(tune, "framework");
     char title[256];
     snprintf(title, sizeof(title), "dlcomm tune: %s, %s: exposed communication per step",
-             cJSON_IsString(mn) ? mn->valuestring : "model",
-             cJSON_IsString(fw) ? fw->valuestring : "");
+             t.model[0] ? t.model : "model", t.framework);
     fprintf(f, strcmp(o->format, "svg") == 0 ? "set terminal svg size 1000,600 dynamic noenhanced\n"
                                              : "set terminal pngcairo size 1000,600 noenhanced\n");
     fprintf(f, "set output ");
@@ -524,14 +510,18 @@ static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const
     fprintf(f, "\nset ylabel \"exposed time per step (ms)\"\nset xlabel \"candidate\"\n"
                "set grid\nset key left top\nset xrange [-0.5:%d.5]\nset xtics rotate by -30\nplot ",
             xmax > 0 ? xmax - 1 : 0);
-    for (size_t k = 0; k < np; k++) {
-        fprintf(f, "%s", k ? ", " : "");
+    size_t nl = 0;
+    for (size_t k = 0; k < t.nprofs; k++) {
+        if (!lines[k])
+            continue;
+        fprintf(f, "%s", nl ? ", " : "");
         gp_str(f, dat);
-        fprintf(f, " index %zu using 1:2:xticlabels(4) with linespoints title ", k);
-        gp_str(f, profs[k]);
+        fprintf(f, " index %zu using 1:2:xticlabels(4) with linespoints title ", nl++);
+        gp_str(f, t.profs[k]);
     }
-    fprintf(f, "%s\nset output\n", np ? "" : "0 notitle");
+    fprintf(f, "%s\nset output\n", nl ? "" : "0 notitle");
     fclose(f);
+    dl_an_tune_free(&t);
     return st;
 }
 

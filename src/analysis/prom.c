@@ -5,8 +5,10 @@
 #include "analysis.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     char *buf;
@@ -15,7 +17,6 @@ typedef struct {
 } sbuf_t;
 
 static void put(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
 static void put(sbuf_t *b, const char *fmt, ...)
 {
     for (;;) {
@@ -78,6 +79,10 @@ static void row_labels(sbuf_t *b, const dl_row_t *r, const char *host)
     put_label(b, "bytes", num, 0);
     snprintf(num, sizeof(num), "%d", r->ranks);
     put_label(b, "ranks", num, 0);
+    if (r->group >= 0) { /* --split: one series per group, never two samples of one */
+        snprintf(num, sizeof(num), "%d", r->group);
+        put_label(b, "group", num, 0);
+    }
     put_label(b, "host", host, 0);
     put_label(b, "modelled", r->modelled ? "true" : "false", 0);
 }
@@ -134,4 +139,78 @@ dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r)
     dl_status_t st = b.oom ? DL_ERR_NOMEM : dl_write_atomic(path, b.buf, b.len);
     free(b.buf);
     return st;
+}
+
+/* ---- the builder other commands write their gauges with ---- */
+
+struct dl_prom {
+    sbuf_t b;
+};
+
+dl_prom_t *dl_prom_new(void)
+{
+    dl_prom_t *p = calloc(1, sizeof(*p));
+    if (p && !(p->b.buf = malloc(4096)))
+        p->b.oom = 1;
+    if (p)
+        p->b.cap = p->b.buf ? 4096 : 0;
+    return p;
+}
+
+void dl_prom_gauge(dl_prom_t *p, const char *name, const char *help)
+{
+    if (!p)
+        return;
+    put(&p->b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+void dl_prom_sample(dl_prom_t *p, const char *name, double v, ...)
+{
+    if (!p)
+        return;
+    va_list ap;
+    va_start(ap, v);
+    put(&p->b, "%s", name);
+    int first = 1;
+    for (const char *k; (k = va_arg(ap, const char *));) {
+        const char *val = va_arg(ap, const char *);
+        if (!val) /* a label this sample does not have */
+            continue;
+        if (first)
+            put(&p->b, "{");
+        put_label(&p->b, k, val, first);
+        first = 0;
+    }
+    va_end(ap);
+    put(&p->b, "%s %.15g\n", first ? "" : "}", v); /* whole seconds stay whole */
+}
+
+dl_status_t dl_prom_write(dl_prom_t *p, const char *path)
+{
+    if (!p)
+        return DL_ERR_NOMEM;
+    dl_status_t st = p->b.oom ? DL_ERR_NOMEM : dl_write_atomic(path, p->b.buf, p->b.len);
+    dl_prom_free(p);
+    return st;
+}
+
+void dl_prom_free(dl_prom_t *p)
+{
+    if (p)
+        free(p->b.buf);
+    free(p);
+}
+
+dl_status_t dl_prom_target(const char *opt, const char *arg, const char *name, char *out,
+                           size_t len)
+{
+    struct stat sb;
+    int n = stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)
+                ? snprintf(out, len, "%s/%s", arg, name)
+                : snprintf(out, len, "%s", arg);
+    if (n < 0 || (size_t)n >= len) {
+        dl_err("%s %s: the path is too long", opt, arg);
+        return DL_ERR_USAGE;
+    }
+    return dl_out_file_check(opt, out);
 }

@@ -29,7 +29,7 @@ static void version_of(const cJSON *fp, const char *key, char *out, size_t len)
         snprintf(out, len, "%g", v->valuedouble);
 }
 
-static void read_fingerprint(const cJSON *run, dl_run_t *out)
+void dl_an_read_header(const cJSON *run, dl_run_t *out)
 {
     const cJSON *fp = cJSON_GetObjectItemCaseSensitive(run, "fingerprint");
     const cJSON *h;
@@ -144,6 +144,8 @@ static dl_status_t read_result(const cJSON *o, const dl_prof_t *pr, dl_run_t *ou
     row.iterations = it >= 0 && it < 1e15 ? (long)it : 0;
     row.wrong = num_of(o, "wrong");
     row.modelled = pr->modelled;
+    double g = num_of(o, "group");
+    row.group = g >= 0 && g < 1e7 ? (int)g : -1;
     return dl_an_add_row(out, &row);
 }
 
@@ -162,7 +164,7 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         cJSON_Delete(run);
         return DL_ERR_INPUT;
     }
-    read_fingerprint(run, out);
+    dl_an_read_header(run, out);
     dl_status_t st = DL_OK;
     const cJSON *p;
     cJSON_ArrayForEach(p, profiles)

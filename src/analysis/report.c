@@ -82,24 +82,35 @@ static void bands_make(dl_rep_coll_t *rc)
     }
 }
 
-/* One collective's curves (one per profile that measured it) and bands. */
+/* One collective's curves (one per profile that measured it, and with
+ * --split one per group of each: the bands then say which group is
+ * slower) and bands. */
 static dl_status_t coll_make(const dl_run_t *r, const char *coll, dl_rep_coll_t *rc)
 {
     char profs[64][64];
     size_t np = dl_an_names(r, 1, profs, 64);
+    int groups = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        groups = r->rows[i].group >= groups ? r->rows[i].group + 1 : groups;
+    size_t per = groups > 0 ? (size_t)groups : 1;
     memset(rc, 0, sizeof(*rc));
     snprintf(rc->coll, sizeof(rc->coll), "%s", coll);
-    rc->cv = calloc(np + 1, sizeof(*rc->cv));
-    rc->names = calloc(np + 1, sizeof(*rc->names));
+    rc->cv = calloc(np * per + 1, sizeof(*rc->cv));
+    rc->names = calloc(np * per + 1, sizeof(*rc->names));
     if (!rc->cv || !rc->names)
         return DL_ERR_NOMEM;
-    for (size_t k = 0; k < np; k++) {
-        dl_curve_t *c = &rc->cv[rc->ncv];
-        if (dl_curve_get(r, profs[k], coll, c) == DL_OK && c->n)
-            snprintf(rc->names[rc->ncv++], 64, "%s", profs[k]);
-        else
-            dl_curve_free(c);
-    }
+    for (size_t k = 0; k < np; k++)
+        for (int g = groups > 0 ? 0 : -1; g < (groups > 0 ? groups : 0); g++) {
+            dl_curve_t *c = &rc->cv[rc->ncv];
+            if (dl_curve_get_group(r, profs[k], coll, g, c) == DL_OK && c->n) {
+                if (g >= 0)
+                    snprintf(rc->names[rc->ncv++], 64, "%.40s group %d", profs[k], g);
+                else
+                    snprintf(rc->names[rc->ncv++], 64, "%s", profs[k]);
+            } else {
+                dl_curve_free(c);
+            }
+        }
     bands_make(rc);
     return DL_OK;
 }
@@ -214,6 +225,8 @@ static cJSON *curve_json(const dl_curve_t *c, const char *prof)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "profile", prof);
+    if (c->v[0]->group >= 0) /* --split: the curve is this group's */
+        cJSON_AddNumberToObject(o, "group", c->v[0]->group);
     cJSON_AddStringToObject(o, "metric", c->use_algbw ? "algbw" : "busbw");
     cJSON_AddNumberToObject(o, "peak_gbps", c->peak);
     cJSON_AddNumberToObject(o, "peak_bytes", (double)c->v[c->peak_i]->bytes);

@@ -12,6 +12,7 @@ const char *dl_fmt_name(dl_fmt_t f)
     case DL_FMT_DLCOMM: return "dlcomm run.json";
     case DL_FMT_NCCLT_JSON: return "nccl-tests JSON";
     case DL_FMT_NCCLT_TEXT: return "nccl-tests text";
+    case DL_FMT_TUNE: return "dlcomm tune record";
     }
     return "?";
 }
@@ -22,6 +23,7 @@ void dl_an_row_init(dl_row_t *row)
     row->time_us = row->p50_us = row->ci95_us = row->stdev_us = NAN;
     row->algbw = row->busbw = NAN;
     row->wrong = NAN;
+    row->group = -1;
 }
 
 dl_status_t dl_an_add_row(dl_run_t *r, const dl_row_t *row)
@@ -164,6 +166,8 @@ int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile)
         return c;
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
+    if (a->group != b->group) /* --split: group g pairs with group g only */
+        return a->group < b->group ? -1 : 1;
     return a->ranks < b->ranks ? -1 : a->ranks > b->ranks;
 }
 

@@ -63,8 +63,13 @@ static void marker(dl_buf_t *b, int k, double x, double y, const char *col, cons
     dl_buf_printf(b, "\" stroke-width=\"%s\"/>", k == 4 || k == 5 ? "2" : "1");
 }
 
-static void xfmt(dl_xkind_t k, double x, char *buf, size_t len)
+static void xfmt(const dl_chart_t *c, dl_xkind_t k, double x, char *buf, size_t len)
 {
+    if (k == DL_X_CAT) {
+        size_t i = x >= 0 ? (size_t)x : 0;
+        snprintf(buf, len, "%s", c->xcat && i < c->nxcat ? c->xcat[i] : "?");
+        return;
+    }
     if (k == DL_X_BYTES) {
         dl_size_format((uint64_t)x, buf, len);
         return;
@@ -107,6 +112,8 @@ static void range(const dl_chart_t *c, axes_t *a)
         a->y0 = 0;
         a->y1 = a->y1 > 0 ? a->y1 * 1.05 : 1;
     }
+    if (c->xkind == DL_X_CAT) /* every name its place, half a step from the edges */
+        a->x0 = -0.5, a->x1 = (double)(c->nxcat ? c->nxcat : 1) - 0.5;
     if (a->x1 <= a->x0)
         a->x0 -= 1, a->x1 += 1;
 }
@@ -116,7 +123,7 @@ static void axes(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
     dl_buf_printf(b, "<g class=\"axes\" font-size=\"11\">");
     dl_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>",
                   ML, MT, W - ML - MR, H - MT - MB);
-    char lab[48];
+    char lab[64];
     if (c->xkind == DL_X_BYTES) {
         int span = (int)(a->x1 - a->x0), step = 1;
         while (span / step > 9)
@@ -130,10 +137,22 @@ static void axes(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
                           x, MT, x, H - MB, x, H - MB + 15, lab);
         }
+    } else if (c->xkind == DL_X_CAT) {
+        size_t step = 1; /* names about 70 px apart at least; the table has them all */
+        while (c->nxcat / step > (W - ML - MR) / 70)
+            step++;
+        for (size_t i = 0; i < c->nxcat; i += step) {
+            double x = tx(a, (double)i);
+            dl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+                          "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">",
+                          x, MT, x, H - MB, x, H - MB + 15);
+            dl_buf_esc(b, c->xcat[i]);
+            dl_buf_printf(b, "</text>");
+        }
     } else {
         for (int k = 0; k <= 4; k++) {
             double v = a->x0 + (a->x1 - a->x0) * k / 4, x = tx(a, v);
-            xfmt(DL_X_TIME, v, lab, sizeof(lab));
+            xfmt(c, DL_X_TIME, v, lab, sizeof(lab));
             if (a->x1 - a->x0 >= 2 * 86400)
                 lab[10] = '\0'; /* the date; within two days the time too */
             dl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
@@ -158,9 +177,11 @@ static void axes(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
                           ML, y, W - MR, y, ML - 5, y + 4, v);
         }
     }
-    dl_buf_printf(b, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">%s</text>",
-                  (ML + W - MR) / 2, H - 12,
-                  c->xkind == DL_X_BYTES ? "message size (bytes, log scale)" : "run started (UTC)");
+    dl_buf_printf(b, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">",
+                  (ML + W - MR) / 2, H - 12);
+    dl_buf_esc(b, c->xlabel ? c->xlabel
+                  : c->xkind == DL_X_BYTES ? "message size (bytes, log scale)" : "run started (UTC)");
+    dl_buf_printf(b, "</text>");
     dl_buf_printf(b, "<text class=\"ylabel\" transform=\"translate(16 %d) rotate(-90)\" "
                      "text-anchor=\"middle\" font-size=\"12\">", (MT + H - MB) / 2);
     dl_buf_esc(b, c->ylabel);
@@ -169,11 +190,13 @@ static void axes(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
 
 static void point_title(dl_buf_t *b, const dl_chart_t *c, const dl_series_t *s, size_t i)
 {
-    char xs[48];
-    xfmt(c->xkind, s->x[i], xs, sizeof(xs));
+    char xs[64];
+    xfmt(c, c->xkind, s->x[i], xs, sizeof(xs));
     dl_buf_printf(b, "<title>");
     dl_buf_esc(b, s->name);
-    dl_buf_printf(b, ", %s: %.4g %s", xs, s->y[i], c->yunit);
+    dl_buf_printf(b, ", ");
+    dl_buf_esc(b, xs);
+    dl_buf_printf(b, ": %.4g %s", s->y[i], c->yunit);
     if (s->lo && s->hi && isfinite(s->lo[i]) && isfinite(s->hi[i]))
         dl_buf_printf(b, " (95%% CI %.4g - %.4g)", s->lo[i], s->hi[i]);
     if (s->mark && s->mark[i])
@@ -293,7 +316,7 @@ static void table(dl_buf_t *b, const dl_chart_t *c)
                      "<table class=\"chartdata\" data-chart=\"%s\"><caption>", c->id);
     dl_buf_esc(b, c->title);
     dl_buf_printf(b, " (%s)</caption><thead><tr><th scope=\"col\">%s</th>", c->yunit,
-                  c->xkind == DL_X_BYTES ? "size" : "started (UTC)");
+                  c->xkind == DL_X_BYTES ? "size" : c->xkind == DL_X_CAT ? "candidate" : "started (UTC)");
     for (size_t s = 0; s < c->ns; s++) {
         dl_buf_printf(b, "<th scope=\"col\">");
         dl_buf_esc(b, c->s[s].name);
@@ -301,9 +324,11 @@ static void table(dl_buf_t *b, const dl_chart_t *c)
     }
     dl_buf_printf(b, "</tr></thead><tbody>");
     for (size_t j = 0; j < nx; j++) {
-        char lab[48];
-        xfmt(c->xkind, xs[j], lab, sizeof(lab));
-        dl_buf_printf(b, "<tr><th scope=\"row\">%s</th>", lab);
+        char lab[64];
+        xfmt(c, c->xkind, xs[j], lab, sizeof(lab));
+        dl_buf_printf(b, "<tr><th scope=\"row\">");
+        dl_buf_esc(b, lab);
+        dl_buf_printf(b, "</th>");
         for (size_t s = 0; s < c->ns; s++) {
             const dl_series_t *sr = &c->s[s];
             size_t i = 0;

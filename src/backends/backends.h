@@ -32,6 +32,29 @@ typedef struct {
     dl_counts_t counts;
 } dl_case_t;
 
+/* --split (nccl-tests' NCCL_TESTS_SPLIT): rank r of the world is in the
+ * group of colour r OP value (MOD r % k, DIV r / k, AND r & mask, OR r |
+ * mask); groups are numbered by colour, a group's ranks keep the world's
+ * order. Every group runs the same calls at the same time on a
+ * communicator of its own (split.c). */
+typedef enum { DL_SPLIT_NONE, DL_SPLIT_MOD, DL_SPLIT_DIV, DL_SPLIT_AND, DL_SPLIT_OR,
+               DL_SPLIT_OPS } dl_split_op_t;
+typedef struct {
+    int32_t op, value;    /* dl_split_op_t; NONE: one group, the world */
+    int32_t world;        /* ranks split (dl_split_check) */
+    int32_t groups, size; /* how many groups, ranks in each (dl_split_check) */
+} dl_split_t;
+/* "MOD:2", "%2", "DIV:4", "/4", "AND:0x7", "&7", "OR:0b11", ... (NULL: none);
+ * bad text: one line, DL_ERR_USAGE. */
+dl_status_t dl_split_parse(const char *text, dl_split_t *out);
+/* Against a world of n ranks: k must divide n for MOD and DIV, and every
+ * group must have the same size; one line naming why not, DL_ERR_USAGE. */
+dl_status_t dl_split_check(dl_split_t *s, int world);
+int dl_split_group(const dl_split_t *s, int rank);  /* a world rank's group */
+int dl_split_rank(const dl_split_t *s, int rank);   /* its rank in the group */
+int dl_split_members(const dl_split_t *s, int group, int *ranks); /* world ranks, count */
+void dl_split_name(const dl_split_t *s, char *buf, size_t len);   /* "MOD:2" */
+
 /* The exchange object: the cross-rank steps a backend and the measurement
  * loop need, whoever carries them (MPI in the supervisors; the supervisor's
  * relay in a worker). A backend never sees an MPI communicator unless it
@@ -53,6 +76,12 @@ typedef struct dl_xcomm {
     /* The MPI_Comm * the steps run over, for a backend that is MPI itself
      * (DL_CAP_INPROCESS); NULL in a worker. */
     void *mpi_comm;
+    /* --split: the steps above are the group's; all is the same over every
+     * group at once (the world), over which the measurement loop agrees its
+     * batches, its stop and any failure, so the groups run their calls side
+     * by side. NULL (and group 0 of 1) without a split. */
+    const struct dl_xcomm *all;
+    int group, groups;
 } dl_xcomm_t;
 
 /* The xcomm of ranks that are MPI processes (mpi_comm: MPI_Comm *, kept). */
@@ -69,6 +98,11 @@ typedef struct {
     double deadline_s;          /* a run/check call that takes longer must give up
                                    (nccl: abort the communicator) and say DL_ERR_TIMEOUT */
     const dl_xcomm_t *xc;       /* the cross-rank steps (bootstrap ids travel by bcast) */
+    /* --split: rank and nranks above are the group's; the split and this
+     * rank's place in the world (a model scales its groups from them).
+     * NULL: no split. */
+    const dl_split_t *split;
+    int world_rank;
 } dl_backend_cfg_t;
 
 /* What the core asks of a backend instead of its name. */
@@ -78,7 +112,8 @@ enum {
     DL_CAP_MODELLED = 1u << 1,  /* results come from a model, not a measurement */
     DL_CAP_SYSTEM = 1u << 2,    /* needs a system description (--system) */
     DL_CAP_GRAPHS = 1u << 3,    /* can time calls captured in a graph (-G) */
-    DL_CAP_SPLIT = 1u << 4,     /* sub-communicators of its world (preflight scopes) */
+    DL_CAP_SPLIT = 1u << 4,     /* runs on a group of the world's ranks (a communicator
+                                   of the group's own): sweep --split, preflight scopes */
     DL_CAP_DEVICE = 1u << 5,    /* buffers live on a device (one GPU per rank) */
 };
 

@@ -58,6 +58,10 @@ static const double proto_lat_us[PR_COUNT] = {0.3, 0.6, 2.0};
 typedef struct {
     sim_system_t sys;
     int rank, nranks, model_ranks, nodes;
+    /* The modelled group this process's figures are for (--split; else the
+     * whole model): its ranks, the nodes it spans, its most ranks on one
+     * node, and how many spanning groups share a node's NICs with it. */
+    int g_ranks, g_nodes, g_gpn, g_share;
     sim_path_t intra, inter; /* effective hops: bw already x efficiency */
     const char *intra_name, *inter_name;
     unsigned algos, protos; /* bit 0 ring, 1 tree; bit i = proto i */
@@ -294,14 +298,15 @@ static void select_paths(sim_ctx_t *c)
 static double model_us(const sim_ctx_t *c, const dl_case_t *k, int tree, int proto)
 {
     const sim_system_t *s = &c->sys;
-    int m = c->model_ranks, gpn = s->gpus_per_node;
+    int m = c->g_ranks, gpn = c->g_gpn, nodes = c->g_nodes;
     double bw = 1e30, lat = 0;
     if (gpn > 1) {
         bw = c->intra.bw;
         lat = c->intra.lat;
     }
-    if (c->nodes > 1) {
-        bw = bw < c->inter.bw ? bw : c->inter.bw;
+    if (nodes > 1) { /* groups side by side share each node's NICs */
+        double inter = c->inter.bw / c->g_share;
+        bw = bw < inter ? bw : inter;
         lat = lat > c->inter.lat ? lat : c->inter.lat;
     }
     if (m == 1)
@@ -312,7 +317,7 @@ static double model_us(const sim_ctx_t *c, const dl_case_t *k, int tree, int pro
     double b = (double)k->counts.bytes, moved = k->coll->busbw_factor(m) * b, steps;
     switch (k->coll->id) {
     case DL_COLL_ALLREDUCE:
-        steps = tree ? 2.0 * (gpn - 1 + ceil(log2(c->nodes))) : 2.0 * (m - 1);
+        steps = tree ? 2.0 * (gpn - 1 + ceil(log2(nodes))) : 2.0 * (m - 1);
         break;
     case DL_COLL_SENDRECV: steps = 1; break;
     default: steps = m - 1; break; /* rings, and the pipelined chain of broadcast/reduce */
@@ -418,6 +423,52 @@ static dl_status_t exchange_id(sim_ctx_t *c, const dl_backend_cfg_t *cfg)
     return DL_OK;
 }
 
+/* --split on the model: process p carries the modelled ranks
+ * [p M / P, (p + 1) M / P), so a modelled rank is in its process's group.
+ * Only the NICs between nodes are shared by groups side by side (NVLink
+ * and PCIe links are each GPU's own): a group spanning nodes gets its
+ * node's NIC bandwidth divided by the spanning groups on that node. */
+static dl_status_t model_groups(sim_ctx_t *c, const dl_split_t *sl, int world_rank)
+{
+    int M = c->model_ranks, P = sl->world, G = sl->groups, gpn = c->sys.gpus_per_node;
+    int *grp = malloc((size_t)M * sizeof(int)), *span = calloc((size_t)G, sizeof(int));
+    int *cnt = calloc((size_t)G * (size_t)c->nodes, sizeof(int));
+    dl_status_t st = grp && span && cnt ? DL_OK : DL_ERR_NOMEM;
+    for (int q = 0; st == DL_OK && q < M; q++) {
+        grp[q] = dl_split_group(sl, (int)((long long)q * P / M));
+        cnt[(size_t)grp[q] * (size_t)c->nodes + (size_t)(q / gpn)]++;
+    }
+    int mine = dl_split_group(sl, world_rank);
+    for (int g = 0; st == DL_OK && g < G; g++) {
+        int ranks = 0;
+        for (int n = 0; n < c->nodes; n++) {
+            ranks += cnt[(size_t)g * (size_t)c->nodes + (size_t)n];
+            span[g] += cnt[(size_t)g * (size_t)c->nodes + (size_t)n] > 0;
+        }
+        if (ranks != M / G) {
+            dl_err("sim: --split: the model's %d ranks over %d processes do not make %d equal "
+                   "groups (run a number of processes that divides %d)", M, P, G, M);
+            st = DL_ERR_USAGE;
+        }
+    }
+    c->g_ranks = M / G;
+    c->g_nodes = st == DL_OK ? span[mine] : 1;
+    c->g_gpn = c->g_share = 1;
+    for (int n = 0; st == DL_OK && n < c->nodes; n++) {
+        int here = cnt[(size_t)mine * (size_t)c->nodes + (size_t)n], sharing = 0;
+        if (!here)
+            continue;
+        c->g_gpn = here > c->g_gpn ? here : c->g_gpn;
+        for (int g = 0; g < G; g++)
+            sharing += span[g] > 1 && cnt[(size_t)g * (size_t)c->nodes + (size_t)n] > 0;
+        c->g_share = sharing > c->g_share ? sharing : c->g_share;
+    }
+    free(grp);
+    free(span);
+    free(cnt);
+    return st;
+}
+
 static dl_status_t sim_init(const dl_backend_cfg_t *cfg, void **out)
 {
     sim_ctx_t *c = calloc(1, sizeof(*c));
@@ -433,6 +484,14 @@ static dl_status_t sim_init(const dl_backend_cfg_t *cfg, void **out)
     c->nranks = cfg->nranks;
     c->nodes = o && o->nodes > 0 ? (int)o->nodes : c->sys.nodes;
     c->model_ranks = c->nodes * c->sys.gpus_per_node;
+    c->g_ranks = c->model_ranks;
+    c->g_nodes = c->nodes;
+    c->g_gpn = c->sys.gpus_per_node;
+    c->g_share = 1;
+    if (cfg->split && (st = model_groups(c, cfg->split, cfg->world_rank)) != DL_OK) {
+        free(c);
+        return st;
+    }
     select_paths(c);
     emulate_debug_log(c);
     st = exchange_id(c, cfg);
@@ -476,7 +535,7 @@ static void sim_fini(void *ctx) { free(ctx); }
 static void sim_traits(void *ctx, dl_backend_traits_t *t)
 {
     const sim_ctx_t *c = ctx;
-    t->bus_ranks = c->model_ranks;
+    t->bus_ranks = c->g_ranks; /* the group's, with --split */
     t->nodes = c->nodes;
 }
 
@@ -507,6 +566,13 @@ static void sim_describe(void *ctx, void *json)
     cJSON_AddStringToObject(o, "system", c->sys.name);
     cJSON_AddNumberToObject(o, "modelled_ranks", c->model_ranks);
     cJSON_AddNumberToObject(o, "modelled_nodes", c->nodes);
+    if (c->g_ranks != c->model_ranks) { /* --split: the group this process models */
+        cJSON *g = cJSON_AddObjectToObject(o, "split_group");
+        cJSON_AddNumberToObject(g, "modelled_ranks", c->g_ranks);
+        cJSON_AddNumberToObject(g, "modelled_nodes", c->g_nodes);
+        cJSON_AddNumberToObject(g, "ranks_per_node", c->g_gpn);
+        cJSON_AddNumberToObject(g, "groups_sharing_nics", c->g_share);
+    }
     cJSON_AddNumberToObject(o, "gpus_per_node", c->sys.gpus_per_node);
     cJSON_AddStringToObject(o, "intra_node_path", c->sys.gpus_per_node > 1 ? c->intra_name : "none");
     cJSON_AddStringToObject(o, "inter_node_path", c->nodes > 1 ? c->inter_name : "none");
@@ -537,7 +603,7 @@ static const dl_opt_t sim_opts[] = {
 const dl_backend_ops_t dl_backend_sim = {
     .name = "sim",
     .abi = DL_BACKEND_ABI,
-    .caps = DL_CAP_WORKER | DL_CAP_MODELLED | DL_CAP_SYSTEM,
+    .caps = DL_CAP_WORKER | DL_CAP_MODELLED | DL_CAP_SYSTEM | DL_CAP_SPLIT,
     .opts = sim_opts,
     .nopts = DL_ARRAY_SIZE(sim_opts),
     .opts_size = sizeof(sim_opts_t),

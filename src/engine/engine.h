@@ -23,6 +23,8 @@
  *   W->S XC_MAX   n doubles                          S->W: element-wise max
  *   W->S XC_SUM   n uint64                           S->W: element-wise sum
  *   W->S XC_GATHER one double                        S->W: nranks doubles (rank 0)
+ *   W->S XC_ALL_MAX, XC_ALL_SUM  as XC_MAX, XC_SUM, over every --split group
+ *                 at once (the others, and rank/nranks, are then the group's)
  *   W->S RESULT   dl_result_t packed whole (dl_result_pack; rank 0's worker)
  *   W->S DONE     int32 status                       then the worker exits
  *   W->S ERROR    int32 status, int32 own, text      own: this rank's backend failed
@@ -52,7 +54,7 @@
 #include "../measure/measure.h"
 
 #define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
-#define DL_WIRE_VERSION 3
+#define DL_WIRE_VERSION 4
 #define DL_WIRE_MAX_LEN (64u << 20)
 
 typedef enum {
@@ -73,6 +75,10 @@ typedef enum {
     DL_MSG_SV_RUN,     /* int32 iters, int32 timed, a case -> double total, iters times */
     DL_MSG_SV_CHECK,   /* a case -> uint64 wrong */
     DL_MSG_SV_CLOSE,
+    /* --split: XC_MAX / XC_SUM are the group's; these the same over every
+     * group at once (the world): the loop's lockstep. */
+    DL_MSG_XC_ALL_MAX,
+    DL_MSG_XC_ALL_SUM,
 } dl_msg_type_t;
 
 typedef struct {
@@ -192,7 +198,7 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
                                   dl_prof_status_t *pst);
 
 /* SIGINT/SIGTERM handlers that make the supervisor end its workers and
- * stop; dl_engine_interrupted() says whether one arrived. */
+ * stop; dl_engine_interrupted() gives the signal that arrived, or 0. */
 void dl_engine_signals_install(void);
 int dl_engine_interrupted(void);
 

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sys/lastwords.h"
+
 extern char **environ;
 
 static int env_has(char **env, int n, const char *name)
@@ -183,8 +185,8 @@ void dl_worker_describe_exit(const dl_worker_t *w, char *buf, size_t len)
     if (w->running)
         snprintf(buf, len, "still running");
     else if (WIFSIGNALED(w->wstatus))
-        snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(w->wstatus),
-                 strsignal(WTERMSIG(w->wstatus)));
+        snprintf(buf, len, "killed by %s (signal %d, %s)", dl_lw_signame(WTERMSIG(w->wstatus)),
+                 WTERMSIG(w->wstatus), strsignal(WTERMSIG(w->wstatus)));
     else
         snprintf(buf, len, "exited with code %d", WEXITSTATUS(w->wstatus));
 }

@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "../sys/lastwords.h"
 
 #define KILL_GRACE_S 2.0
 #define EXIT_GRACE_S 10.0
@@ -15,7 +18,11 @@
 
 static volatile sig_atomic_t g_interrupted;
 
-static void on_signal(int sig) { g_interrupted = sig; }
+static void on_signal(int sig)
+{
+    g_interrupted = sig;
+    dl_lw_note(sig); /* rank 0 tells a signal from a kill */
+}
 
 void dl_engine_signals_install(void)
 {
@@ -27,7 +34,7 @@ void dl_engine_signals_install(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int dl_engine_interrupted(void) { return g_interrupted != 0; }
+int dl_engine_interrupted(void) { return g_interrupted; }
 
 dl_status_t dl_engine_open(const dl_engine_cfg_t *cfg, dl_engine_t **out)
 {
@@ -163,29 +170,31 @@ static void send_config(dl_prof_run_t *r)
 /* One relay step: the MPI operation the worker's loop asked for. */
 static dl_ev_t relay(dl_prof_run_t *r, dl_msg_t *m)
 {
-    const dl_engine_cfg_t *c = &r->e->cfg;
     MPI_Request req;
     void *reply = m->data, *gathered = NULL;
     uint32_t rlen = m->len;
     int rc;
+    /* The steps are the group's (--split), the ALL ones every group's. */
+    MPI_Comm comm = m->type == DL_MSG_XC_ALL_MAX || m->type == DL_MSG_XC_ALL_SUM ? r->relay
+                                                                                : r->group;
     switch (m->type) {
-    case DL_MSG_XC_MAX:
+    case DL_MSG_XC_MAX: case DL_MSG_XC_ALL_MAX:
         rc = MPI_Iallreduce(MPI_IN_PLACE, m->data, (int)(m->len / sizeof(double)), MPI_DOUBLE,
-                            MPI_MAX, r->relay, &req);
+                            MPI_MAX, comm, &req);
         break;
-    case DL_MSG_XC_SUM:
+    case DL_MSG_XC_SUM: case DL_MSG_XC_ALL_SUM:
         rc = MPI_Iallreduce(MPI_IN_PLACE, m->data, (int)(m->len / sizeof(uint64_t)),
-                            MPI_UINT64_T, MPI_SUM, r->relay, &req);
+                            MPI_UINT64_T, MPI_SUM, comm, &req);
         break;
     case DL_MSG_XC_GATHER:
-        if (c->rank == 0)
-            gathered = calloc((size_t)c->nranks, sizeof(double));
+        if (r->grank == 0)
+            gathered = calloc((size_t)r->gsize, sizeof(double));
         reply = gathered;
-        rlen = c->rank == 0 ? (uint32_t)(c->nranks * sizeof(double)) : 0;
-        rc = MPI_Igather(m->data, 1, MPI_DOUBLE, gathered, 1, MPI_DOUBLE, 0, r->relay, &req);
+        rlen = r->grank == 0 ? (uint32_t)(r->gsize * sizeof(double)) : 0;
+        rc = MPI_Igather(m->data, 1, MPI_DOUBLE, gathered, 1, MPI_DOUBLE, 0, comm, &req);
         break;
     default: /* DL_MSG_BCAST_ID */
-        rc = MPI_Ibcast(m->data, (int)m->len, MPI_BYTE, 0, r->relay, &req);
+        rc = MPI_Ibcast(m->data, (int)m->len, MPI_BYTE, 0, comm, &req);
         break;
     }
     if (rc != MPI_SUCCESS) {
@@ -259,7 +268,8 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
         return 1;
     }
     case EV_SIGNAL:
-        dl_outcome_set(r, DL_RK_INTERRUPTED, DL_ERR_INTERNAL, "interrupted by a signal");
+        dl_outcome_set(r, DL_RK_INTERRUPTED, DL_ERR_INTERNAL, "interrupted by %s",
+                       dl_lw_signame(g_interrupted));
         return 1;
     default:
         dl_outcome_set(r, DL_RK_ERROR, DL_ERR_COMM, "the worker broke the protocol");
@@ -291,6 +301,7 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
         over = 1;
         break;
     case DL_MSG_BCAST_ID: case DL_MSG_XC_MAX: case DL_MSG_XC_SUM: case DL_MSG_XC_GATHER:
+    case DL_MSG_XC_ALL_MAX: case DL_MSG_XC_ALL_SUM:
         ev = relay(r, m);
         if (ev == EV_TIMEOUT)
             dl_outcome_set(r, DL_RK_TIMEOUT_WAIT, DL_ERR_TIMEOUT,
@@ -317,8 +328,10 @@ static void end_worker(dl_prof_run_t *r)
         char how[128], last[100];
         dl_worker_describe_exit(&r->w, how, sizeof(how));
         dl_worker_last_error(r->w.log, 0, last, sizeof(last));
-        dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker %s%s%s", how,
-                       last[0] ? "; its last words: " : "", last);
+        char host[64] = "";
+        gethostname(host, sizeof(host) - 1);
+        dl_outcome_set(r, DL_RK_CRASHED, DL_ERR_CRASH, "the worker (host %s, pid %d) %s%s%s", host,
+                       (int)r->w.pid, how, last[0] ? "; its last words: " : "", last);
     }
 }
 
@@ -344,9 +357,17 @@ static dl_status_t start(dl_prof_run_t *r)
 {
     dl_engine_t *e = r->e;
     r->abort_tag = 100 + e->seq++ % 30000;
-    r->relay = MPI_COMM_NULL;
+    r->relay = r->group = MPI_COMM_NULL;
     if (MPI_Comm_dup(e->cfg.world, &r->relay) != MPI_SUCCESS)
         return DL_ERR_COMM;
+    const dl_split_t *sl = &e->cfg.plan->mo.split;
+    r->group = r->relay;
+    if (sl->op != DL_SPLIT_NONE &&
+        MPI_Comm_split(r->relay, dl_split_group(sl, e->cfg.rank), e->cfg.rank, &r->group) !=
+            MPI_SUCCESS)
+        return DL_ERR_COMM;
+    MPI_Comm_rank(r->group, &r->grank);
+    MPI_Comm_size(r->group, &r->gsize);
     MPI_Irecv(&r->abort_buf, 1, MPI_INT, MPI_ANY_SOURCE, r->abort_tag, e->ctl, &r->abort_req);
     r->deadline = dl_now() + e->cfg.timeout_s;
     char dir[2048];
@@ -399,12 +420,16 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
     if (dl_outcome_agree(&r, all) != 0) {
         e->broken = 1;
         for (int i = 0; i < e->cfg.nranks; i++)
-            all[i] = i == e->cfg.rank ? r.me : (dl_rank_outcome_t){.kind = DL_RK_INTERRUPTED};
+            all[i] = i == e->cfg.rank ? r.me
+                     : (dl_rank_outcome_t){.kind = DL_RK_INTERRUPTED,
+                                           .reason = "no answer from its supervisor"};
     }
     *pst = dl_outcome_record(&r, all);
     free(all);
     /* A failed profile may leave a relay step pending on its communicator:
      * it is abandoned, never freed, so nothing waits on it. */
+    if (*pst == DL_PROF_OK && r.group != MPI_COMM_NULL && r.group != r.relay)
+        MPI_Comm_free(&r.group);
     if (*pst == DL_PROF_OK && r.relay != MPI_COMM_NULL)
         MPI_Comm_free(&r.relay);
     if (*pst == DL_PROF_OK)

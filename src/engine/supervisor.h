@@ -34,6 +34,8 @@ typedef struct {
     const dl_profile_t *p;
     dl_worker_t w;
     MPI_Comm relay;
+    MPI_Comm group;   /* --split: this rank's group of relay (else relay itself) */
+    int grank, gsize; /* this rank in it */
     MPI_Request abort_req;
     int abort_buf, abort_tag, got_abort, done;
     double deadline;

@@ -11,7 +11,8 @@
 
 typedef struct {
     int fd;
-    int rank, nranks;
+    int rank, nranks; /* the group's (the world's without --split) */
+    int world_rank;   /* who sends the results */
 } wk_t;
 
 /* Sends a request and waits for the reply of the same type. */
@@ -35,16 +36,30 @@ static dl_status_t ask(wk_t *w, uint16_t type, const void *data, uint32_t len, v
     return DL_OK;
 }
 
+/* A vector reduced in place by the supervisor (the reply replaces it). */
+static dl_status_t in_place(void *arg, uint16_t type, void *v, size_t bytes)
+{
+    return ask(arg, type, v, (uint32_t)bytes, v, (uint32_t)bytes);
+}
+
 static dl_status_t x_max(void *arg, double *v, size_t n)
 {
-    uint32_t b = (uint32_t)(n * sizeof(double));
-    return ask(arg, DL_MSG_XC_MAX, v, b, v, b);
+    return in_place(arg, DL_MSG_XC_MAX, v, n * sizeof(double));
 }
 
 static dl_status_t x_sum(void *arg, uint64_t *v, size_t n)
 {
-    uint32_t b = (uint32_t)(n * sizeof(uint64_t));
-    return ask(arg, DL_MSG_XC_SUM, v, b, v, b);
+    return in_place(arg, DL_MSG_XC_SUM, v, n * sizeof(uint64_t));
+}
+
+static dl_status_t x_all_max(void *arg, double *v, size_t n)
+{
+    return in_place(arg, DL_MSG_XC_ALL_MAX, v, n * sizeof(double));
+}
+
+static dl_status_t x_all_sum(void *arg, uint64_t *v, size_t n)
+{
+    return in_place(arg, DL_MSG_XC_ALL_SUM, v, n * sizeof(uint64_t));
 }
 
 static dl_status_t x_gather(void *arg, double v, double *out)
@@ -64,7 +79,7 @@ static dl_status_t x_bcast(void *arg, void *blob, size_t len)
 static dl_status_t send_result(void *arg, dl_result_t *r)
 {
     wk_t *w = arg;
-    if (w->rank != 0)
+    if (w->world_rank != 0) /* with --split, every group's record is here too */
         return DL_OK;
     void *buf = NULL;
     uint32_t len = 0;
@@ -155,12 +170,27 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
         free(opts);
         return DL_ERR_UNAVAILABLE;
     }
+    /* --split: the backend on the group's ranks, the relayed steps the
+     * group's (the supervisor's group communicator), the loop's lockstep
+     * over every group (x.all). */
+    const dl_split_t *sl = &c->mo.split;
+    int split = sl->op != DL_SPLIT_NONE;
+    w->world_rank = c->rank;
+    if (split) {
+        w->rank = dl_split_rank(sl, c->rank);
+        w->nranks = sl->size;
+    }
+    dl_xcomm_t xa = {.max_doubles = x_all_max, .sum_u64 = x_all_sum, .arg = w,
+                     .rank = c->rank, .nranks = c->nranks};
     dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
-                    .bcast = x_bcast, .arg = w, .rank = c->rank, .nranks = c->nranks};
-    dl_backend_cfg_t bc = {.rank = c->rank, .nranks = c->nranks, .local_rank = c->local_rank,
+                    .bcast = x_bcast, .arg = w, .rank = w->rank, .nranks = w->nranks,
+                    .all = split ? &xa : NULL, .group = split ? dl_split_group(sl, c->rank) : 0,
+                    .groups = sl->groups > 0 ? sl->groups : 1};
+    dl_backend_cfg_t bc = {.rank = w->rank, .nranks = w->nranks, .local_rank = c->local_rank,
                            .local_size = c->local_size, .opts = opts,
                            .profile_name = c->profile, .run_dir = c->run_dir,
-                           .deadline_s = c->deadline_s, .xc = &x};
+                           .deadline_s = c->deadline_s, .xc = &x,
+                           .split = split ? sl : NULL, .world_rank = c->rank};
     for (size_t i = 0; i < c->nsizes; i++)
         if (sizes[i] > bc.max_bytes)
             bc.max_bytes = sizes[i];

@@ -113,14 +113,30 @@ void dl_result_free(dl_result_t *r)
     r->rank_late_s = NULL;
 }
 
-/* Every rank learns whether any rank failed, so none is left waiting in a
- * collective its peer will never join. */
+/* Every group at once (--split), or the one group. */
+static const dl_xcomm_t *everyone(const dl_xcomm_t *x) { return x->all ? x->all : x; }
+
+/* Groups side by side (--split) take the loop's decisions together: the
+ * largest count any group wants (the same calls, at the same time). */
+static dl_status_t lockstep(const dl_xcomm_t *x, int *n)
+{
+    if (!x->all)
+        return DL_OK;
+    double v = *n;
+    dl_status_t st = x->all->max_doubles(x->all->arg, &v, 1);
+    *n = (int)v;
+    return st;
+}
+
+/* Every rank (of every group) learns whether any rank failed, so none is
+ * left waiting in a collective its peer will never join. */
 static dl_status_t agree(const dl_xcomm_t *x, dl_status_t st)
 {
     uint64_t bad = st != DL_OK;
     if (bad && x->local_failure)
         x->local_failure(st);
-    dl_status_t xs = x->sum_u64(x->arg, &bad, 1);
+    const dl_xcomm_t *w = everyone(x);
+    dl_status_t xs = w->sum_u64(w->arg, &bad, 1);
     if (xs != DL_OK)
         return xs;
     return st != DL_OK ? st : (bad ? DL_ERR_COMM : DL_OK);
@@ -240,6 +256,8 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
     *converged = o->iters > 0;
     while (st == DL_OK) {
         int b = batch_size(o, per_iter, tm->n, tm->batches, &tm->run);
+        if ((st = lockstep(x, &b)) != DL_OK)
+            break;
         if (direct && tm->n + b + 1 > cap) {
             cap = 2 * (tm->n + b + 1);
             double *nt = realloc(tm->t, (size_t)cap * sizeof(double));
@@ -277,8 +295,9 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
         spent += batch_total * unit;
         per_iter = batch_total / b;
         bmeans_add(&tm->run, b, per_iter);
-        if (o->iters > 0 ? tm->n >= o->iters
-                         : adaptive_done(o, &tm->run, tm->n, spent, converged))
+        int more = !(o->iters > 0 ? tm->n >= o->iters
+                                  : adaptive_done(o, &tm->run, tm->n, spent, converged));
+        if ((st = lockstep(x, &more)) != DL_OK || !more) /* until every group is done */
             break;
     }
     return st;
@@ -298,6 +317,9 @@ static dl_status_t sampled_pass(const dl_backend_ops_t *be, void *ctx, const dl_
         k = SAMPLE_MIN;
     if (k > n_timed)
         k = n_timed;
+    dl_status_t ls = lockstep(x, &k);
+    if (ls != DL_OK)
+        return ls;
     double *t = malloc((size_t)k * sizeof(*t)), total = 0;
     if (!t)
         return agree(x, DL_ERR_NOMEM);
@@ -367,6 +389,8 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     out->c = *c;
     out->nranks = x->nranks;
     out->bus_ranks = tr.bus_ranks;
+    out->split = opts->split;
+    out->group = x->group;
     double t0 = dl_now();
     dl_status_t st = agree(x, be->prepare(ctx, c));
     uint64_t wrong = 0;
@@ -376,8 +400,9 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     if (st == DL_OK && o->warmup > 0)
         st = agree(x, be->run(ctx, c, o->warmup, NULL, &warm));
     double per_iter = o->warmup > 0 ? warm / o->warmup : 0;
+    const dl_xcomm_t *w = everyone(x); /* groups: one plan of batches for all */
     if (st == DL_OK)
-        st = x->max_doubles(x->arg, &per_iter, 1);
+        st = w->max_doubles(w->arg, &per_iter, 1);
 
     timed_t tm = {0};
     double t1 = dl_now(), late = 0;

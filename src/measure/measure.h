@@ -32,6 +32,8 @@ typedef struct {
                             * Times come per call; batches are planned in units.
                             * Set from the backend's traits, never by a command */
     int step;              /* the plan is training steps (dl_plan_t, below) */
+    dl_split_t split;      /* --split: the groups measured side by side (the xcomm's
+                            * all); op NONE: one group, the world */
 } dl_measure_opts_t;
 
 /* -a: an iteration's time over the ranks: the slowest's (default), their
@@ -63,6 +65,10 @@ typedef struct {
     double setup_s;         /* host seconds (rank 0) on fill, check and warm-up */
     double timed_s;         /* host seconds (rank 0) from the first timed batch to the
                              * last: the calls, reading their times, the agreements */
+    dl_split_t split;       /* --split: the groups (op NONE: none); then the row is
+                             * group's, nranks and the per-rank arrays its ranks' (in
+                             * dl_split_members order) */
+    int32_t group;
     dl_status_t status;
 } dl_result_t;
 

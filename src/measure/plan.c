@@ -1,6 +1,9 @@
 /* Walking a sweep plan: the nesting that gives each collective its table. */
 #include "measure.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Whether the backend runs this (collective, dtype, op) at all. */
 static int supported(const dl_backend_ops_t *be, const dl_coll_t *coll, int dt, int op)
 {
@@ -30,6 +33,51 @@ size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be)
     return n;
 }
 
+/* --split: every group's record of the case, to every rank, in group
+ * order (world rank 0 writes them all). A group's rank 0 packs its record
+ * into its slot of one vector, the others leave theirs zero, and a sum over
+ * the world hands each slot to everyone (the exchange has no gather of
+ * bytes; records are a few hundred bytes). */
+static dl_status_t share_groups(const dl_xcomm_t *x, const dl_result_t *mine, dl_result_cb_t cb,
+                                void *arg)
+{
+    const dl_xcomm_t *w = x->all;
+    int k = x->groups;
+    void *buf = NULL;
+    uint32_t len = 0;
+    dl_status_t st = x->rank == 0 ? dl_result_pack(mine, &buf, &len) : DL_OK;
+    double *lens = calloc((size_t)k, sizeof(double));
+    if (!lens) {
+        free(buf);
+        return DL_ERR_NOMEM;
+    }
+    lens[x->group] = len;
+    st = dl_status_worse(st, w->max_doubles(w->arg, lens, (size_t)k)); /* every rank calls */
+    size_t words = 0;
+    for (int g = 0; g < k; g++)
+        words = (size_t)lens[g] > words * 8 ? ((size_t)lens[g] + 7) / 8 : words;
+    uint64_t *all = calloc((size_t)k * words + 1, sizeof(uint64_t));
+    if (!all)
+        st = DL_ERR_NOMEM;
+    if (all && buf)
+        memcpy(all + (size_t)x->group * words, buf, len);
+    if (st == DL_OK)
+        st = w->sum_u64(w->arg, all, (size_t)k * words);
+    for (int g = 0; st == DL_OK && g < k; g++) {
+        dl_result_t r;
+        st = dl_result_unpack(all + (size_t)g * words, (uint32_t)lens[g], &r);
+        if (st == DL_OK) {
+            r.group = g;
+            st = cb(arg, &r);
+            dl_result_free(&r);
+        }
+    }
+    free(buf);
+    free(lens);
+    free(all);
+    return st;
+}
+
 static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
                            const dl_xcomm_t *x, dl_result_cb_t cb, void *arg,
                            const dl_coll_t *coll, int dt, int op, uint64_t size, int place)
@@ -41,14 +89,14 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
     char why[160];
     if (be->supports && !be->supports(&c, why, sizeof(why))) {
         /* Every rank decides alike; rank 0 says so once per combination. */
-        if (x->rank == 0 && size == p->sizes[0] && place == (p->places & 1 ? 0 : 1))
+        if (x->rank == 0 && x->group == 0 && size == p->sizes[0] && place == (p->places & 1 ? 0 : 1))
             dl_warn("%s %s %s left out: %s", coll->name, dl_dtype_names[dt],
                     coll->has_op ? dl_op_names[op] : "", why);
         return DL_OK;
     }
     dl_status_t st = dl_measure_case(be, bctx, x, &p->mo, &c, &r);
     if (st == DL_OK)
-        st = cb(arg, &r);
+        st = x->all ? share_groups(x, &r, cb, arg) : cb(arg, &r);
     dl_result_free(&r);
     return st;
 }

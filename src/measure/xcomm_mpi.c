@@ -35,6 +35,9 @@ void dl_xcomm_mpi_init(dl_xcomm_t *x, void *mpi_comm)
     x->arg = mpi_comm;
     x->mpi_comm = mpi_comm;
     x->local_failure = NULL;
+    x->all = NULL;
+    x->group = 0;
+    x->groups = 1;
     MPI_Comm_rank(c, &x->rank);
     MPI_Comm_size(c, &x->nranks);
 }

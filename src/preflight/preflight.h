@@ -50,6 +50,7 @@ typedef struct {
     int gpu_checks;            /* NVML health, 0 = skip */
     double max_temp_c;         /* gpu: warn above */
     const char *json_path;     /* where rank 0 writes the document (NULL: nowhere) */
+    const char *prom_path;     /* and the verdict's gauges (NULL: nowhere) */
     dl_inject_t inject;        /* DLCOMM_INJECT, parsed by the command */
     /* Where the collectives run: the world checks and the scopes may each
      * go through their own backend (a worker session of one profile: see
@@ -96,5 +97,9 @@ int dl_pf_low_outliers(const double *v, int n, double min_fraction, double k, in
  * check. Returns DL_OK (pass or warn), DL_ERR_CHECK (a check failed) or the
  * error that broke the run. */
 dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc);
+
+/* The finished document's verdict as node_exporter textfile gauges
+ * (metrics.c says which), written atomically to path. */
+dl_status_t dl_pf_prometheus(const char *path, const cJSON *doc);
 
 #endif

@@ -14,7 +14,7 @@ static char g_step[128];
 static pthread_mutex_t g_step_lock = PTHREAD_MUTEX_INITIALIZER;
 static double g_timeout;
 static int g_rank;
-static char g_json[1024];
+static char g_json[1024], g_prom[1024];
 
 void pf_step(const char *what)
 {
@@ -34,10 +34,12 @@ static void write_broke(const char *step)
     cJSON_AddStringToObject(v, "step", step);
     cJSON_AddNumberToObject(v, "timeout_s", g_timeout);
     cJSON_AddNumberToObject(d, "exit_code", 3);
-    char *s = cJSON_Print(d);
+    char *s = g_json[0] ? cJSON_Print(d) : NULL;
     if (s)
         dl_write_atomic(g_json, s, strlen(s));
     cJSON_free(s);
+    if (g_prom[0]) /* the metrics say it broke, not last week's verdict */
+        dl_pf_prometheus(g_prom, d);
     cJSON_Delete(d);
 }
 
@@ -58,7 +60,7 @@ static void *watch(void *arg)
         if (g_rank == 0) {
             printf("VERDICT BROKE %s timed out after %.0f s\n", step, g_timeout);
             fflush(stdout);
-            if (g_json[0])
+            if (g_json[0] || g_prom[0])
                 write_broke(step);
         }
         if (g_rank != 0) /* rank 0 writes the JSON first; the abort kills it */
@@ -74,6 +76,7 @@ void pf_watchdog_start(pf_ctx_t *c, const char *json_path)
     g_timeout = c->o->timeout_s;
     g_rank = c->rank;
     snprintf(g_json, sizeof(g_json), "%s", json_path ? json_path : "");
+    snprintf(g_prom, sizeof(g_prom), "%s", c->rank == 0 && c->o->prom_path ? c->o->prom_path : "");
     pf_step("start");
     pthread_t tid;
     if (pthread_create(&tid, NULL, watch, NULL) == 0)

@@ -13,15 +13,23 @@ static dl_status_t world_init(pf_ctx_t *c, uint64_t max_bytes, pf_be_t *b, dl_xc
 }
 
 /* "rank 3 (dlh2): 12, rank 5 (dlh3): 1" and blames those hosts. */
-static void name_wrong(pf_ctx_t *c, const uint64_t *per_rank, char *buf, size_t len)
+/* The ranks with wrong elements: in the line, in the figures (so the
+ * metrics can count the FAIL on their hosts) and in the verdict. */
+static void name_wrong(pf_ctx_t *c, const uint64_t *per_rank, cJSON *f, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
+    cJSON *list = cJSON_AddArrayToObject(f, "wrong_per_rank");
     for (int r = 0; per_rank && r < c->nranks; r++) {
         if (!per_rank[r])
             continue;
         int h = c->lay.host_of[r];
         pf_blame_host(c, h);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "rank", r);
+        cJSON_AddStringToObject(e, "host", c->lay.names[h]);
+        cJSON_AddNumberToObject(e, "wrong", (double)per_rank[r]);
+        cJSON_AddItemToArray(list, e);
         if (n < len)
             n += (size_t)snprintf(buf + n, len - n, "%srank %d (%s): %llu", n ? ", " : "", r,
                                   c->lay.names[h], (unsigned long long)per_rank[r]);
@@ -82,7 +90,7 @@ static dl_status_t check_one(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, const
         pf_check(c, DL_PF_SKIP, "correctness", "world", coll->name, f,
                  "%s: the calls ran, but a model moves no data to check", sz);
     } else if (wrong[0] + wrong[1]) {
-        name_wrong(c, per_rank, who, sizeof(who));
+        name_wrong(c, per_rank, f, who, sizeof(who));
         pf_check(c, DL_PF_FAIL, "correctness", "world", coll->name, f,
                  "%s float32: %llu wrong elements: %s%s%s", sz,
                  (unsigned long long)(wrong[0] + wrong[1]), who, sep, note);

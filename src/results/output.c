@@ -103,12 +103,18 @@ void dl_out_dir_default(char *buf, size_t len, const char *host)
     snprintf(buf, len, "results/%s-%s", ts, host);
 }
 
-void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks)
+void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks,
+                     const dl_split_t *split)
 {
-    fprintf(f, "#\n# %s  profile %s  ranks %d\n", c->name, profile, nranks);
-    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "size", "count",
+    int g = split && split->op != DL_SPLIT_NONE;
+    char name[48] = "";
+    if (g)
+        dl_split_name(split, name, sizeof(name));
+    fprintf(f, "#\n# %s  profile %s  ranks %d%s%s%s\n", c->name, profile, nranks,
+            g ? " in each group  groups " : "", name, g ? " (side by side)" : "");
+    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s%s\n", "size", "count",
             "type", "redop", "root", "place", "time", "p50", "p99", "algbw", "busbw", "#wrong",
-            "iters");
+            "iters", g ? "  group" : "");
     fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "(B)",
             "(elements)", "", "", "", "", "(us)", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "");
     fflush(f);
@@ -117,12 +123,15 @@ void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nrank
 void dl_table_row(FILE *f, const dl_result_t *r)
 {
     const dl_case_t *c = &r->c;
-    fprintf(f, " %12llu %12zu %9s %6s %5d %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7llu %7zu%s\n",
+    char group[16] = "";
+    if (r->split.op != DL_SPLIT_NONE)
+        snprintf(group, sizeof(group), "  %5d", r->group);
+    fprintf(f, " %12llu %12zu %9s %6s %5d %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7llu %7zu%s%s\n",
             (unsigned long long)c->counts.bytes, c->counts.param_count, dl_dtype_names[c->dtype],
             c->coll->has_op ? dl_op_names[c->op] : "none", c->root,
             c->place == DL_PLACE_IN ? "in" : "out", r->t.mean * 1e6, r->t.p50 * 1e6,
             r->t.p99 * 1e6, r->algbw_gbps, r->busbw_gbps, (unsigned long long)r->wrong, r->t.n,
-            r->wrong ? "  WRONG" : "");
+            group, r->wrong ? "  WRONG" : "");
     fflush(f);
 }
 

@@ -34,11 +34,32 @@ int dl_env_allowed(const char *name);
  * (run.json) without overwrite: one line, DL_ERR_USAGE. */
 dl_status_t dl_out_claim(const char *dir, int overwrite);
 
+/* A series of runs under one folder (dlcomm watch, series.c): each run in
+ * a folder named by its UTC start, YYYYMMDDTHHMMSSZ[-N]. lock: one writer
+ * (an flock on ROOT/.dlcomm-watch.lock held while fd is open; busy:
+ * DL_ERR_USAGE, one line). new: makes this run's folder, its name in name.
+ * list: the run folders, oldest first (free with list_free). remove: one
+ * run folder and what is in it, refusing any other name. */
+dl_status_t dl_series_lock(const char *root, int *fd);
+int dl_series_is_run(const char *name);
+dl_status_t dl_series_new(const char *root, char *name, size_t len);
+int dl_series_list(const char *root, char ***names);
+void dl_series_list_free(char **names, int n);
+dl_status_t dl_series_remove(const char *root, const char *name);
+/* The newest run other than except that ended 0 (its watch.json) and has a
+ * sweep: what the next run is compared with, so a regression keeps failing
+ * each check until it is fixed. "" when there is none. */
+void dl_series_last_ok(const char *root, const char *except, char *name, size_t len);
+/* Removes the oldest runs until keep are left, never current or baseline. */
+void dl_series_keep(const char *root, int keep, const char *current, const char *baseline);
+
 /* The default output folder: results/<date>-<host>. */
 void dl_out_dir_default(char *buf, size_t len, const char *host);
 
 /* The stdout table, in the nccl-tests spirit. */
-void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks);
+/* split (NULL or op NONE: none): the rows carry a group column. */
+void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks,
+                     const dl_split_t *split);
 void dl_table_row(FILE *f, const dl_result_t *r);
 
 /* A progress line on stderr, only when stderr is a terminal. */

@@ -70,6 +70,13 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
     cJSON_AddNumberToObject(o, "ranks", ranks);
     if (ranks != r->nranks)
         cJSON_AddNumberToObject(o, "processes", r->nranks);
+    if (r->split.op != DL_SPLIT_NONE) { /* --split: whose row this is */
+        cJSON_AddNumberToObject(o, "group", r->group);
+        int *ranks = calloc((size_t)r->split.world + 1, sizeof(int));
+        int n = ranks ? dl_split_members(&r->split, r->group, ranks) : 0;
+        cJSON_AddItemToObject(o, "group_ranks", cJSON_CreateIntArray(ranks, n));
+        free(ranks);
+    }
     cJSON_AddNumberToObject(o, "iterations", (double)r->t.n);
     cJSON_AddBoolToObject(o, "converged", r->converged);
     cJSON_AddItemToObject(o, "time_us", time_obj(&r->t));
@@ -111,7 +118,7 @@ static const char *const csv_cols[] = {
     "bytes_requested", "bytes", "count", "ranks", "iterations", "converged",
     "time_us_mean", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_min",
     "time_us_max", "time_us_stdev", "time_us_ci95", "avg_us", "algbw_gbps", "busbw_gbps",
-    "wrong",
+    "wrong", "group", "group_ranks",
 };
 
 static void csv_field(char **buf, size_t *len, size_t *cap, const cJSON *v, int first)
@@ -165,6 +172,18 @@ static const cJSON *lookup(const cJSON *prof, const cJSON *row, const char *col)
     return cJSON_GetObjectItem(row, col);
 }
 
+/* A list of ranks as one field: "0 2 4". */
+static cJSON *ranks_text(const cJSON *a)
+{
+    char buf[4096] = "";
+    size_t n = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a)
+        if (n < sizeof(buf))
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%d", n ? " " : "", v->valueint);
+    return cJSON_CreateString(buf);
+}
+
 char *dl_run_csv(const cJSON *run)
 {
     size_t cap = 4096, len = 0;
@@ -182,8 +201,12 @@ char *dl_run_csv(const cJSON *run)
         const cJSON *row;
         cJSON_ArrayForEach(row, cJSON_GetObjectItem(prof, "results"))
         {
-            for (size_t i = 0; i < DL_ARRAY_SIZE(csv_cols); i++)
-                csv_field(&buf, &len, &cap, lookup(prof, row, csv_cols[i]), i == 0);
+            for (size_t i = 0; i < DL_ARRAY_SIZE(csv_cols); i++) {
+                const cJSON *v = lookup(prof, row, csv_cols[i]);
+                cJSON *text = cJSON_IsArray(v) ? ranks_text(v) : NULL;
+                csv_field(&buf, &len, &cap, text ? text : v, i == 0);
+                cJSON_Delete(text);
+            }
             if (len + 2 > cap)
                 buf = realloc(buf, cap *= 2);
             buf[len++] = '\n';

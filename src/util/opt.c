@@ -314,6 +314,12 @@ const char *dl_opt_nonneg_long(const void *field)
     return *(const long *)field >= 0 ? NULL : "must be >= 0";
 }
 
+const char *dl_opt_percent(const void *field)
+{
+    double v = *(const double *)field;
+    return v >= 0 && v < 100 ? NULL : "must be a percentage in [0, 100)";
+}
+
 /* The inverse of dl_opts_echo: options carried as its JSON (to a worker)
  * become the struct again; strings point into json_obj, which must live
  * as long as target. A key missing or of the wrong type: DL_ERR_INTERNAL. */

@@ -124,6 +124,8 @@ void dl_opt_range(const dl_opt_t *o, long *min, long *max);
 /* Validators shared by the option tables: a DOUBLE field > 0, a LONG >= 0. */
 const char *dl_opt_positive(const void *field);
 const char *dl_opt_nonneg_long(const void *field);
+/* A DOUBLE percentage in [0, 100) (compare's and watch's --threshold). */
+const char *dl_opt_percent(const void *field);
 
 /* Fields by kind: FLAG int, STR char* (points into argv or def), INT long,
  * DOUBLE double, SIZE uint64_t. Defaults are applied first. Positional

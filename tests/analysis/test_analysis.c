@@ -1,5 +1,5 @@
 /* analysis units: the verdict rule at its edges, spreads, format detection
- * by content, and pairing. */
+ * by content, pairing, and tune's answer beside a curve. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "analysis/analysis.h"
 
@@ -117,6 +118,98 @@ static void pairs_one_profile_each(void **state)
     dl_an_free(&n);
 }
 
+/* all-reduce reaching 90% of its 10 GB/s peak at 2 MiB: the curve says 2 MiB. */
+static const char curve_run[] =
+    "{\"schema\": 1, \"profiles\": [{\"name\": \"p\", \"results\": ["
+    "{\"collective\": \"allreduce\", \"bytes\": 1048576, \"ranks\": 2, \"busbw_gbps\": 5,"
+    " \"algbw_gbps\": 5, \"time_us\": {\"mean\": 210}},"
+    "{\"collective\": \"allreduce\", \"bytes\": 2097152, \"ranks\": 2, \"busbw_gbps\": 9.5,"
+    " \"algbw_gbps\": 9.5, \"time_us\": {\"mean\": 221}},"
+    "{\"collective\": \"allreduce\", \"bytes\": 4194304, \"ranks\": 2, \"busbw_gbps\": 10,"
+    " \"algbw_gbps\": 10, \"time_us\": {\"mean\": 420}}]}]}";
+
+/* Caps 1, 3, 25 MiB on profiles a and b (b's 1 MiB not measured); a's and
+ * b's 3 MiB within the CIs: "any of these". 3 MiB is nearest 2 MiB (log
+ * scale), and a's 3 MiB the least exposed. */
+static const char tune_rec[] =
+    "{\"model\": {\"name\": \"m\"}, \"framework\": \"ddp\", \"backward_ms\": 10, \"candidates\": ["
+    "{\"profile\": \"a\", \"bucket_cap_mb\": 1, \"exposed_us\": 300, \"comm_us\": 900,"
+    " \"step_us\": 900, \"step_ci95_us\": 9, \"buckets\": [{}, {}, {}]},"
+    "{\"profile\": \"a\", \"bucket_cap_mb\": 3, \"exposed_us\": 100, \"comm_us\": 800,"
+    " \"step_us\": 800, \"step_ci95_us\": 15, \"buckets\": [{}, {}]},"
+    "{\"profile\": \"a\", \"bucket_cap_mb\": 25, \"exposed_us\": 200, \"comm_us\": 700,"
+    " \"step_us\": 700, \"step_ci95_us\": 7, \"buckets\": [{}]},"
+    "{\"profile\": \"b\", \"bucket_cap_mb\": 1, \"measured\": false, \"buckets\": [{}, {}, {}]},"
+    "{\"profile\": \"b\", \"bucket_cap_mb\": 3, \"exposed_us\": 120, \"comm_us\": 810,"
+    " \"step_us\": 810, \"step_ci95_us\": 10, \"buckets\": [{}, {}]}],"
+    " \"recommendation\": {\"verdict\": \"any of these\", \"settings\": ["
+    "{\"profile\": \"a\", \"exposed_us\": 100, \"comm_us\": 800, \"paste\": [\"x\"]},"
+    "{\"profile\": \"b\", \"exposed_us\": 120, \"comm_us\": 810, \"paste\": [\"y\"]}]}}";
+
+static void tune_beside_curve(void **state)
+{
+    (void)state;
+    dl_run_t r;
+    assert_int_equal(dl_an_parse(curve_run, sizeof(curve_run) - 1, "c.json", &r), DL_OK);
+    cJSON *rec = cJSON_Parse(tune_rec);
+    assert_non_null(rec);
+    dl_tune_rep_t t;
+    assert_int_equal(dl_an_tune_make(rec, &r, &t), DL_OK);
+    assert_int_equal(t.nprofs, 2);
+    assert_int_equal(t.ncand, 5);
+    assert_int_equal(t.nx, 3); /* 1, 3, 25 MiB: one x for each, whatever the profile */
+    assert_string_equal(t.xnames[2], "25 MiB");
+    assert_int_equal(t.cand[4].prof, 1);
+    assert_int_equal(t.cand[4].x, 1);
+    assert_int_equal(t.cand[0].calls, 3);
+    assert_true(isnan(t.cand[3].exposed_us));
+    int rec_of[] = {0, 1, 0, 0, 1};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(t.cand[i].recommended, rec_of[i]);
+    assert_int_equal(t.curve_bytes, 2097152);
+    assert_string_equal(t.curve_prof, "p");
+    assert_true(t.compared && t.agrees);
+    assert_float_equal(t.best_bytes, 3 * 1048576.0, 0);
+    assert_float_equal(t.best_exp, 100, 0);
+    assert_float_equal(t.near_bytes, 3 * 1048576.0, 0); /* the lower of a's and b's 3 MiB */
+    assert_float_equal(t.near_exp, 100, 0);
+    assert_string_equal(t.line, "the curve says 2 MiB (profile p); tune measured among the best "
+                                "3 MiB (exposed 0.1 ms per step); tune's nearest candidate to the "
+                                "curve's size, 3 MiB, exposed 0.1 ms: the curve's advice agrees "
+                                "with the measurement");
+    dl_an_tune_free(&t);
+    /* tune's first choice is its first setting (among equals, the least
+     * communication), not the least exposed one. */
+    cJSON *set0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "recommendation"),
+                                                   "settings");
+    cJSON_AddItemToArray(set0, cJSON_DetachItemFromArray(set0, 0));
+    assert_int_equal(dl_an_tune_make(rec, &r, &t), DL_OK);
+    assert_float_equal(t.best_exp, 120, 0);
+    assert_float_equal(t.near_exp, 100, 0);
+    assert_true(t.agrees);
+    dl_an_tune_free(&t);
+    cJSON_AddItemToArray(set0, cJSON_DetachItemFromArray(set0, 0));
+    /* Only 25 MiB recommended: the curve's 2 MiB is not what the step prefers. */
+    cJSON *set = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "recommendation"),
+                                                  "settings");
+    cJSON_DeleteItemFromArray(set, 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetArrayItem(set, 0), "exposed_us",
+                                           cJSON_CreateNumber(200));
+    assert_int_equal(dl_an_tune_make(rec, &r, &t), DL_OK);
+    assert_false(t.agrees);
+    assert_float_equal(t.best_bytes, 25 * 1048576.0, 0);
+    assert_float_equal(t.near_exp, 100, 0);
+    dl_an_tune_free(&t);
+    /* No sweep: nothing compared, the rest the same. */
+    assert_int_equal(dl_an_tune_make(rec, NULL, &t), DL_OK);
+    assert_false(t.compared);
+    assert_int_equal(strncmp(t.line, "not compared: no sweep given", 28), 0);
+    assert_int_equal(t.nx, 3);
+    dl_an_tune_free(&t);
+    cJSON_Delete(rec);
+    dl_an_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +217,7 @@ int main(void)
         cmocka_unit_test(spread_from_stdev),
         cmocka_unit_test(detects_by_content),
         cmocka_unit_test(pairs_one_profile_each),
+        cmocka_unit_test(tune_beside_curve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -394,61 +394,169 @@ def comm(pid):
         return []
 
 
+def world_rank(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for kv in f.read().split(b"\0"):
+                if kv.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(kv.split(b"=", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def find_victim(top, target, rank):
+    """mpirun itself, the MPI process of `rank` (the mpi backend's rank, or
+    a worker backend's supervisor), or the worker of `rank`."""
+    if target == "mpirun":
+        return top
+    for q in tree(top):
+        a = comm(q)
+        if target == "rank" and b"sweep" in a and world_rank(q) == rank:
+            return q
+        if target == "worker" and b"__worker" in a and a[-2:-1] == [str(rank).encode()]:
+            return q
+    return None
+
+
+# Per case: (backend, ranks, target, rank, signal, mpirun's exit code, how
+# the profile it hit ends). mpirun's code is Open MPI 4.1's own: 1 when it
+# was signalled itself (set before the ranks hear of it), a rank's own code
+# (3) when that rank ended the job, 128 + the signal when one was killed.
+SIG_CASES = [
+    ("mpi", 2, "mpirun", 0, signal.SIGINT, 1, "interrupted"),
+    ("mpi", 2, "mpirun", 0, signal.SIGTERM, 1, "interrupted"),
+    ("mpi", 3, "rank", 1, signal.SIGTERM, 3, "interrupted"),
+    ("mpi", 4, "rank", 2, signal.SIGKILL, 137, "crashed"),
+    ("mpi", 2, "rank", 1, signal.SIGSEGV, 139, "crashed"),
+    ("sim", 2, "mpirun", 0, signal.SIGINT, 1, "interrupted"),
+    ("sim", 2, "mpirun", 0, signal.SIGTERM, 1, "interrupted"),
+    ("sim", 2, "rank", 1, signal.SIGTERM, 3, "interrupted"),
+    ("sim", 3, "rank", 1, signal.SIGKILL, 137, "crashed"),
+    ("sim", 2, "worker", 1, signal.SIGKILL, 3, "crashed"),
+    ("sim", 2, "worker", 0, signal.SIGSEGV, 3, "crashed"),
+]
+
+
+def sig_sweep(backend, out):
+    """A sweep whose cases each take real time, so the signal lands in the
+    middle: mpi measures each case for its --budget (the CI target cannot be
+    met); the sim's default profile is slowed by DLCOMM_INJECT (x40, on every
+    rank), its ring profile is not."""
+    common = ["-c", "allreduce,allgather", "--placement", "out", "-w", "0", "--out", out]
+    if backend == "mpi":
+        return ["--backend", "mpi", "-b", "8", "-e", "128", "--budget", "0.25", "--ci-target",
+                "0.000001", "--max-iters", "2000000000"] + common, {}
+    return ["--backend", "sim", "-b", "256M", "-e", "512M", "-n", "2", "-p", "default,ring"] + \
+        common, {"DLCOMM_INJECT": "slow:*:default:40"}
+
+
 def g_signals():
-    """A signal to each process of the tree: the run ends with 3 (the run
-    broke), run.json records an exit_code and a status that is not
-    'running', and a killed rank is named on stderr."""
-    for backend in ("mpi", "sim"):
-        for target in ("mpirun", "rank", "worker"):
-            if target == "worker" and backend == "mpi":
-                continue  # the mpi backend runs in the ranks themselves
-            for sig in ((signal.SIGINT, signal.SIGTERM) if target == "mpirun" else (signal.SIGKILL,)):
-                d = fresh("sig-%s-%s-%d" % (backend, target, sig))
-                cmd = shlex.split(A.mpirun) + ["-np", "2", A.bin, "sweep", "--backend", backend,
-                                               "-c", "allreduce,allgather", "-b", "8", "-e", "1M",
-                                               "-n", "400", "-w", "0", "-q", "--out", d]
-                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
-                victim = None
-                t0 = time.time()
-                while time.time() - t0 < 20 and victim is None:
-                    time.sleep(0.2)
-                    if not os.path.exists(os.path.join(d, "run.json")):
-                        continue  # wait for the first finished collective
-                    procs = tree(p.pid)
-                    if target == "mpirun":
-                        victim = p.pid
-                    elif target == "rank":
-                        r = [q for q in procs if b"sweep" in comm(q) and b"__worker" not in comm(q)]
-                        victim = r[-1] if len(r) >= 2 else None
-                    else:
-                        w = [q for q in procs if b"__worker" in comm(q)]
-                        victim = w[-1] if w else None
-                if victim is None:
-                    p.kill()
-                    p.wait()
-                    check("sig_%s_%s_%s" % (backend, target, sig.name), False, "no %s found" % target)
-                    continue
-                os.kill(victim, sig)
-                try:
-                    p.wait(60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
-                err = p.stderr.read().decode(errors="replace")
-                rj = {}
-                try:
-                    rj = load_json_strict(os.path.join(d, "run.json"))
-                except (OSError, ValueError):
-                    pass
-                statuses = [pr.get("status") for pr in rj.get("profiles", [])]
-                name = "sig_%s_%s_%s" % (backend, target, sig.name)
-                want = 3
-                ok = p.returncode == want and rj.get("exit_code") == want and "running" not in statuses
-                if target != "mpirun":
-                    ok = ok and ("rank" in err and "dlcomm:" in err)
-                check(name, ok, "rc=%s exit_code=%s statuses=%s %r" % (
-                    p.returncode, rj.get("exit_code"), statuses, err[-300:]))
+    """A signal to each process of the tree, sent once the first row is on
+    stdout: mpirun ends with the code the README gives, run.json is whole
+    with exit_code 3 and a final status for every profile (none left
+    'running'), every row printed before the signal is kept (run.json and
+    run.csv agree), and a killed rank or worker is named with its host and
+    signal on stderr and in run.json."""
+    import threading
+    host = os.uname().nodename
+    for backend, np_, target, rank, sig, want_rc, want_status in SIG_CASES:
+        name = "sig_%s_%s%s_%s" % (backend, target, "" if target == "mpirun" else rank, sig.name)
+        d = fresh(name)
+        args, env = sig_sweep(backend, d)
+        cmd = shlex.split(A.mpirun) + ["-np", str(np_)]
+        for k in env:
+            cmd += ["-x", k]
+        cmd += [A.bin, "sweep"] + args
+        e = dict(os.environ, NCCL_NVLS_ENABLE="0", **env)
+        t0 = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
+                             start_new_session=True)
+        rows, first_row, errb = [], threading.Event(), []
+
+        def read_out():
+            for line in iter(p.stdout.readline, b""):
+                if line.strip() and not line.startswith(b"#"):
+                    rows.append(line)
+                    first_row.set()
+        threading.Thread(target=read_out, daemon=True).start()
+        threading.Thread(target=lambda: errb.append(p.stderr.read()), daemon=True).start()
+        victim = None
+        if first_row.wait(30):
+            victim = find_victim(p.pid, target, rank)
+        seen = len(rows)
+        if victim is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            check(name, False, "no %s %d found (or no row within 30 s)" % (target, rank))
+            continue
+        os.kill(victim, sig)
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        time.sleep(0.1)
+        err = errb[0].decode(errors="replace") if errb else ""
+        took = time.time() - t0
+        problems = []
+        if p.returncode != want_rc:
+            problems.append("mpirun exit %s, want %s" % (p.returncode, want_rc))
+        rj = {}
+        try:
+            rj = load_json_strict(os.path.join(d, "run.json"))
+        except (OSError, ValueError) as ex:
+            problems.append("run.json: %s" % ex)
+        profs = rj.get("profiles", [])
+        statuses = [pr.get("status") for pr in profs]
+        if rj and rj.get("exit_code") != 3:
+            problems.append("exit_code %s" % rj.get("exit_code"))
+        if "running" in statuses or not profs:
+            problems.append("statuses %s" % statuses)
+        hit = profs[0] if profs else {}
+        if hit.get("status") != want_status:
+            problems.append("first profile %s, want %s" % (hit.get("status"), want_status))
+        kept = sum(len(pr.get("results", [])) for pr in profs)
+        if kept < seen:
+            problems.append("%d rows kept of %d printed before the signal" % (kept, seen))
+        try:
+            with open(os.path.join(d, "run.csv")) as f:
+                csv_rows = len(f.read().splitlines()) - 1
+            if csv_rows != kept:
+                problems.append("run.csv has %d rows, run.json %d" % (csv_rows, kept))
+        except OSError as ex:
+            problems.append("run.csv: %s" % ex)
+        left = [f for f in os.listdir(d) if f.startswith(".run.") or f == ".dlcomm.ranks"]
+        if left:
+            problems.append("left in the folder: %s" % left)
+        if backend == "sim" and target != "worker" and "skipped" not in statuses:
+            problems.append("the profile never run is not recorded: %s" % statuses)
+        if backend == "sim" and target == "worker" and statuses[1:] != ["ok"]:
+            problems.append("the sweep did not go on after the worker: %s" % statuses)
+        if want_status == "crashed":
+            # the rank (or worker), its host and the signal, on stderr and in run.json
+            said = [l for l in err.splitlines() if l.startswith("dlcomm:") and sig.name in l
+                    and "rank %d" % rank in l and host in l]
+            if not said:
+                problems.append("no dlcomm line naming rank %d, %s and %s" % (rank, host, sig.name))
+            fl = [f for f in hit.get("failures", []) if f.get("rank") == rank]
+            if target == "worker":
+                ok = any(sig.name in f.get("reason", "") and host in f.get("reason", "") for f in fl)
+            else:
+                ok = any(f.get("signal") == sig.name and f.get("host") == host for f in fl)
+            if not ok or rank not in hit.get("failed_ranks", []):
+                problems.append("run.json does not name rank %d killed by %s: %s" % (
+                    rank, sig.name, hit.get("failures")))
+        else:
+            said = [l for l in err.splitlines() if l.startswith("dlcomm:") and "interrupted by SIG" in l]
+            if not said:
+                problems.append("no dlcomm line saying it was interrupted")
+            if target == "mpirun" and rj.get("interrupted_by") != "SIGTERM":
+                problems.append("interrupted_by %s" % rj.get("interrupted_by"))
+        check(name, not problems, "(%.1f s) %s; stderr %r" % (took, "; ".join(problems), err[-400:]))
+        if not problems:
+            print("     %.1f s, %d rows printed before the signal, %d kept, %s" % (
+                took, seen, kept, statuses))
 
 
 # ---------------------------------------------------------------- secrets --

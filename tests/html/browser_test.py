@@ -5,7 +5,10 @@ usage: browser_test.py DLCOMM WORKDIR DATADIR SHOTDIR MPIRUN...
 
 Makes the pages itself: a real mpirun sweep (mpi backend, 2 ranks) and a sim
 multi-profile sweep with --html, report/compare/history --html over them and
-over the nccl-tests files in DATADIR. Each page is opened from a file:// URL
+over the nccl-tests files in DATADIR; a real 2-rank MPI tune and a sim tune of
+two profiles, whose answer report --tune puts in the page (its figures checked
+against the tune record and the text and JSON reports), and a tune record's
+own page. Each page is opened from a file:// URL
 in Chromium driven over the DevTools protocol (a websocket): the network is
 emulated offline and every request the page makes is recorded
 (Network.requestWillBeSent), as is every console message, log entry and
@@ -18,6 +21,7 @@ goes to SHOTDIR. Exit 77 when chromium or python3-websocket is absent.
 import base64
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -178,7 +182,7 @@ def check_page(br, path, kind, want_tables, shot=None, want_marked=False):
             fail(f"{path}: chart {c['id']} axis labels without units: {c['xlabel']!r} {c['ylabel']!r}")
         if len(set(c["dashes"])) != len(c["dashes"]):
             fail(f"{path}: chart {c['id']}: two lines share a dash pattern {c['dashes']}")
-        if not all(("GB/s" in t or " us" in t) for t in c["pointTitles"]):
+        if not all(("GB/s" in t or " us" in t or " ms" in t) for t in c["pointTitles"]):
             fail(f"{path}: point titles lack figures: {c['pointTitles']}")
         if c["width"] < 300:
             fail(f"{path}: chart {c['id']} is not drawn at a readable size: {c['width']}")
@@ -192,6 +196,114 @@ def check_page(br, path, kind, want_tables, shot=None, want_marked=False):
     print(f"ok {kind} {path}: {len(d['charts'])} charts, "
           f"{sum(c['points'] for c in d['charts'])} points, {len(reqs)} request (the file), no console error")
     return d
+
+
+TUNE_DOM = """(() => {
+ const s = document.querySelector('section#tune');
+ if (!s) return null;
+ const v = s.querySelector('#tune-verdict');
+ return {
+  line: (s.querySelector('#tune-comparison') || {}).textContent,
+  verdict: v && v.dataset.verdict, verdictText: v && v.textContent,
+  cmp: Object.fromEntries([...s.querySelectorAll('table.tunecmp tbody tr')].map(tr => [tr.id,
+        [+tr.querySelector('td[data-bytes]').dataset.bytes,
+         tr.querySelector('td[data-us]') ? +tr.querySelector('td[data-us]').dataset.us : null]])),
+  agrees: (s.querySelector('#tune-agrees') || {}).textContent,
+  settings: [...s.querySelectorAll('div.setting')].map(d => ({exposed: +d.dataset.exposedUs,
+        paste: d.querySelector('pre.paste').textContent})),
+  charts: Object.fromEntries([...s.querySelectorAll('figure.chart')].map(f => [f.id,
+        [...f.querySelectorAll('g.series')].map(g => ({name: g.dataset.name,
+          pts: [...g.querySelectorAll('g.pt')].map(p => ({x: +p.dataset.x, y: +p.dataset.y,
+                marked: p.classList.contains('marked')}))}))])),
+  ticks: [...s.querySelectorAll('#tune-exposed svg g.axes text')].map(t => t.textContent),
+  rows: s.querySelectorAll('table.tunecands tbody tr').length,
+  cells: [...s.querySelectorAll('table.tunecands tbody tr')].map(tr =>
+        [...tr.querySelectorAll('td[data-us]')].map(td => +td.dataset.us)) };
+})()"""
+
+
+def cand_label(c):
+    """The candidate's name on the chart's axis, as dlcomm writes it (C's %g)."""
+    if "bucket_cap_mb" in c:
+        return "%g MiB" % c["bucket_cap_mb"]
+    return "%g MiB/%g ms" % (c["fusion_threshold_bytes"] / 1048576, c["cycle_time_ms"])
+
+
+def check_tune(br, path, rec, line, jtune=None):
+    """The page's tune section against the tune record (rec), the text
+    report's comparison sentence (line) and the JSON report's figures."""
+    t = br.js(TUNE_DOM)
+    if not t:
+        fail(f"{path}: no tune section")
+    if t["line"] != line:
+        fail(f"{path}: the comparison is not the text report's:\n page {t['line']!r}\n text {line!r}")
+    r = rec["recommendation"]
+    if t["verdict"] != r["verdict"] or \
+            ("a clear winner" if r["verdict"] == "winner" else "any of these") not in t["verdictText"]:
+        fail(f"{path}: verdict {t['verdict']!r} {t['verdictText']!r}, the record says {r['verdict']!r}")
+    want = [(s["exposed_us"], "".join(l + "\n" for l in s["paste"])) for s in r["settings"]]
+    if [(s["exposed"], s["paste"]) for s in t["settings"]] != want:
+        fail(f"{path}: settings and paste lines {t['settings']}, the record has {want}")
+    cands = [c for c in rec["candidates"] if c.get("measured", True)]
+    profs = list(dict.fromkeys(c["profile"] for c in rec["candidates"]))
+    labels = list(dict.fromkeys(cand_label(c) for c in rec["candidates"]))
+    best = {(s["profile"], s["exposed_us"]) for s in r["settings"]}
+    if t["rows"] != len(rec["candidates"]) or t["ticks"][:len(labels)] != labels:
+        fail(f"{path}: {t['rows']} candidate rows, axis {t['ticks']}; the record: {labels}")
+    keys = ["step_us", "step_ci95_us", "comm_us", "exposed_us", "curve_step_us"]
+    want = [[c[k] for k in keys if k in c] for c in rec["candidates"]]
+    if t["cells"] != want:
+        fail(f"{path}: the candidates' table {t['cells']}, the record's {want}")
+    for chart, key in (("tune-exposed", "exposed_us"), ("tune-comm", "comm_us")):
+        series = t["charts"].get(chart)
+        if not series or [s["name"] for s in series] != profs:
+            fail(f"{path}: {chart}: lines {series and [s['name'] for s in series]}, want {profs}")
+        got = {(s["name"], p["x"]): (p["y"], p["marked"]) for s in series for p in s["pts"]}
+        want = {(c["profile"], labels.index(cand_label(c))):
+                (c[key] / 1e3, (c["profile"], c["exposed_us"]) in best) for c in cands}
+        if got.keys() != want.keys() or any(abs(got[k][0] - want[k][0]) > 1e-9 * want[k][0]
+                                            or got[k][1] != want[k][1] for k in want):
+            fail(f"{path}: {chart} points {got}, the record's {want}")
+    if jtune is None:
+        if not t["line"].startswith("not compared") or t["cmp"]:
+            fail(f"{path}: a comparison without a sweep: {t['line']!r}")
+        return t
+    # The figures behind the sentence: the JSON report's, and the record's.
+    fb = lambda c: c["bucket_cap_mb"] * 1048576 if "bucket_cap_mb" in c else c["fusion_threshold_bytes"]
+    cmp = t["cmp"]
+    if cmp.get("tune-curve", [None])[0] != jtune["curve_fusion_bytes"] or \
+            cmp.get("tune-best") != [jtune["best_bytes"], jtune["best_exposed_us"]] or \
+            cmp.get("tune-nearest") != [jtune["nearest_bytes"], jtune["nearest_exposed_us"]]:
+        fail(f"{path}: comparison table {cmp}, the JSON report's {jtune}")
+    if jtune["best_exposed_us"] != r["settings"][0]["exposed_us"]:
+        fail(f"{path}: tune's best {jtune['best_exposed_us']} is not the record's {r['settings'][0]}")
+    thr = math.log2(jtune["curve_fusion_bytes"] + 1)
+    near = min(abs(math.log2(fb(c) + 1) - thr) for c in cands)
+    at = [c["exposed_us"] for c in cands if abs(math.log2(fb(c) + 1) - thr) == near]
+    if jtune["nearest_exposed_us"] != min(at):
+        fail(f"{path}: the candidate nearest {jtune['curve_fusion_bytes']} B is not the record's {at}")
+    agrees = any(fb(c) == jtune["nearest_bytes"] and (c["profile"], c["exposed_us"]) in best
+                 for c in cands)
+    if agrees != jtune["agrees"] or ("agrees" if agrees else "not what") not in t["agrees"]:
+        fail(f"{path}: agreement {t['agrees']!r}, want {agrees}")
+    return t
+
+
+def text_line(out):
+    """The comparison sentence of a text report."""
+    lines = out.splitlines()
+    i = lines.index("== tune's measured answer beside the curve ==")
+    return lines[i + 1].strip()
+
+
+def json_docs(out):
+    dec, i, docs = json.JSONDecoder(), 0, []
+    while i < len(out.rstrip()):
+        d, i = dec.raw_decode(out, i)
+        docs.append(d)
+        while i < len(out) and out[i].isspace():
+            i += 1
+    return docs
 
 
 def main():
@@ -229,6 +341,32 @@ def main():
         shutil.copytree(W(n), W("hist", n))
     shutil.copy(nt_json, W("hist"))
     run([BIN, "history", W("hist"), "--html", W("history.html")])
+    # tune: a real 2-rank MPI tune of eight 160 KB gradients (DDP), and a sim
+    # tune of two profiles (Horovod); report puts the answer in the page.
+    eight = {"model": "eight", "tensors": [{"name": "w%d" % i, "shape": [200, 200]} for i in range(8)]}
+    json.dump(eight, open(W("eight.json"), "w"))
+    eight["model"] = "<script>alert(2)</script>"  # the record's name reaches the page as text
+    json.dump(eight, open(W("evil-model.json"), "w"))
+    tc = ["--model", W("eight.json"), "--backward-ms", "0.2", "--budget", "0.2", "--timeout", "30", "-q"]
+    run(MPIRUN + ["-np", "2", BIN, "tune"] + tc + ["--backend", "mpi", "--bucket-caps", "0.05,0.4,1",
+                  "--first-bucket-mb", "0.05", "--json", W("tune-ddp.json"), "--out", W("tune-ddp"),
+                  "--html", W("tune-own.html"), "--curve", W("mpi", "run.json")])
+    run(MPIRUN + ["-np", "2", BIN, "tune"] + tc[2:] + ["--model", W("evil-model.json"), "--backend", "sim",
+                  "-p", "ring,tree", "--framework",
+                  "horovod", "--fusion-thresholds", "0,0.1,1", "--cycle-times", "0.05,1",
+                  "--json", W("tune-hvd.json"), "--out", W("tune-hvd")])
+    rep_tune = run([BIN, "report", W("mpi"), "--tune", W("tune-ddp.json"), "--html", W("report-tune.html")])
+    rep_json = json_docs(run([BIN, "report", W("mpi"), "--tune", W("tune-ddp.json"), "--json"]).stdout)
+    hvd_text = run([BIN, "report", W("tune-hvd.json"), "--html", W("tune-hvd.html")]).stdout
+    run_text = run([BIN, "report", W("tune-ddp"), "--html", W("report-tunerun.html")]).stdout
+    # The H200's: a sweep of profiles and tune of ResNet-50 (nccl, results/reference).
+    h200 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "reference",
+                        "h200-wave2")
+    h200_rec = os.path.join(h200, "tune", "tune-resnet50-ddp.json")
+    h200_rep = run([BIN, "report", os.path.join(h200, "sweep-profiles"), "--tune", h200_rec,
+                    "--html", W("report-h200-tune.html")])
+    h200_json = json_docs(run([BIN, "report", os.path.join(h200, "sweep-profiles"), "--tune", h200_rec,
+                               "--json"]).stdout)
     # A string from a run file reaches the page escaped, never as markup.
     doc["profiles"][0]["reason"] = "<script>alert(1)</script>"
     doc["profiles"][0]["status"] = "timeout"
@@ -258,6 +396,29 @@ def main():
         d = check_page(br, W("history.html"), "history", ["runs", "chartdata"], os.path.join(SHOTS, "history.png"))
         if "regression" not in d["text"]:
             fail("history: the slow run's verdict is not shown")
+        rec = json.load(open(W("tune-ddp.json")))
+        if rep_json[1]["tune_comparison"] != text_line(rep_tune.stdout):
+            fail(f"report --tune: JSON and text differ: {rep_json[1]} {rep_tune.stdout}")
+        check_page(br, W("report-tune.html"), "report --tune", rep + ["tunecmp", "tunecands"])
+        t = check_tune(br, W("report-tune.html"), rec, text_line(rep_tune.stdout), rep_json[1]["tune"])
+        br.js("document.getElementById('tune').scrollIntoView(); 1")
+        br.shot(os.path.join(SHOTS, "tune.png"))
+        print(f"ok report --tune: {t['line']}")
+        check_page(br, W("report-h200-tune.html"), "report --tune (H200)", rep + ["tunecmp", "tunecands"])
+        t = check_tune(br, W("report-h200-tune.html"), json.load(open(h200_rec)), text_line(h200_rep.stdout),
+                       h200_json[1]["tune"])
+        print(f"ok report --tune (H200): {t['line']}")
+        hvd = json.load(open(W("tune-hvd.json")))
+        check_page(br, W("tune-hvd.html"), "tune record", ["run", "tunecands", "chartdata"])
+        t = check_tune(br, W("tune-hvd.html"), hvd, text_line(hvd_text))
+        if "<script>alert(2)</script>" not in br.js("document.title") or br.js("document.scripts.length") != 0:
+            fail("a tune record's model name became markup")
+        print(f"ok tune page: {len(hvd['candidates'])} candidates, 2 profiles, {t['verdict']}")
+        run_rec = json.load(open(W("tune-ddp", "run.json")))["tune"]
+        check_page(br, W("report-tunerun.html"), "tune run", rep + ["tunecands"])
+        check_tune(br, W("report-tunerun.html"), run_rec, text_line(run_text))
+        check_page(br, W("tune-own.html"), "tune --html", rep + ["tunecands"])
+        check_tune(br, W("tune-own.html"), run_rec, text_line(run_text))
         d = check_page(br, W("report-evil.html"), "report", rep)
         if "<script>alert(1)</script>" not in d["text"] or br.js("document.scripts.length") != 0:
             fail("a run's string became markup")
@@ -267,7 +428,9 @@ def main():
     for args in (["report", W("nope"), "--html", W("x.html")],
                  ["report", W("sim"), "--html", "/nonexistent-dir/x.html"],
                  ["compare", W("sim"), W("nope"), "--html", W("x.html")],
-                 ["history", W("nope"), "--html", W("x.html")]):
+                 ["history", W("nope"), "--html", W("x.html")],
+                 ["report", W("mpi"), "--tune", W("eight.json"), "--html", W("x.html")],
+                 ["report", W("tune-ddp.json"), "--tune", W("tune-ddp.json"), "--html", W("x.html")]):
         p = run([BIN] + args, expect=2)
         if len(p.stderr.strip().splitlines()) != 1 or os.path.exists(W("x.html")):
             fail(f"{args}: want one line and no file: {p.stderr!r}")

@@ -32,7 +32,7 @@ UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 CSV_COLS = ("profile,backend,modelled,collective,dtype,op,root,placement,bytes_requested,bytes,"
             "count,ranks,iterations,converged,time_us_mean,time_us_p50,time_us_p95,time_us_p99,"
             "time_us_min,time_us_max,time_us_stdev,time_us_ci95,avg_us,algbw_gbps,busbw_gbps,"
-            "wrong").split(",")
+            "wrong,group,group_ranks").split(",")
 
 failures = []
 
@@ -88,6 +88,20 @@ def moved_bytes(coll, req, es, n, matrix=None):
     return max(1, req // es) * es
 
 
+def split_groups(spec, n):
+    """--split as nccl-tests' NCCL_TESTS_SPLIT: rank r's colour is r OP value;
+    groups numbered by colour, ranks in world order. None: no split."""
+    if not spec:
+        return None
+    m = re.fullmatch(r"(MOD|DIV|AND|OR|%|/|&|\|)[: ]*(0x[0-9a-f]+|0b[01]+|[0-9]+)", spec, re.I)
+    op, v = m.group(1).upper(), int(m.group(2), 0)
+    f = {"MOD": lambda r: r % v, "%": lambda r: r % v, "DIV": lambda r: r // v,
+         "/": lambda r: r // v, "AND": lambda r: r & v, "&": lambda r: r & v,
+         "OR": lambda r: r | v, "|": lambda r: r | v}[op]
+    colours = sorted({f(r) for r in range(n)})
+    return [[r for r in range(n) if f(r) == c] for c in colours]
+
+
 def sweep_request(args):
     """What the sweep arguments ask for, with dlcomm's defaults."""
     p = argparse.ArgumentParser(add_help=False)
@@ -104,6 +118,7 @@ def sweep_request(args):
     p.add_argument("--budget", type=float, default=0.1)
     p.add_argument("-a", "--aggregate", default="max")
     p.add_argument("--matrix")
+    p.add_argument("--split")
     p.add_argument("--out")
     req, _ = p.parse_known_args(args)
     allof = lambda v, names: names if v == "all" else v.split(",")
@@ -123,13 +138,17 @@ def near(a, b, rel=1e-9):
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
 
 
-def check_row(row, req, n, wrong_rank):
-    key = "%s/%s/%s/%s/%s" % (row["collective"], row["dtype"], row["op"], row["placement"],
-                              row["bytes_requested"])
+def check_row(row, req, n, wrong_rank, ranks=None):
+    """n: the ranks of the row (its group's with --split); wrong_rank: the
+    index in the row's per-rank arrays, None when the row must be clean;
+    ranks: the modelled ranks busbw is for (the sim's), default n."""
+    key = "%s/%s/%s/%s/%s/g%s" % (row["collective"], row["dtype"], row["op"], row["placement"],
+                                  row["bytes_requested"], row.get("group", "-"))
     coll, es = row["collective"], DTYPES[row["dtype"]]
     want_bytes = moved_bytes(coll, row["bytes_requested"], es, n, req.mat)
     check(row["bytes"] == want_bytes, "%s: bytes %s, want %s" % (key, row["bytes"], want_bytes))
-    check(row["ranks"] == n, "%s: ranks %s" % (key, row["ranks"]))
+    bus = ranks or n
+    check(row["ranks"] == bus, "%s: ranks %s, want %s" % (key, row["ranks"], bus))
     check(row["root"] == (req.r if coll in ROOTED else -1), "%s: root %s" % (key, row["root"]))
     if req.n:
         check(row["iterations"] == req.n, "%s: %s iterations, -n %d" % (key, row["iterations"], req.n))
@@ -143,7 +162,7 @@ def check_row(row, req, n, wrong_rank):
           "%s: mean/stdev/avg_us %s %s" % (key, t, row["avg_us"]))
     algbw = row["bytes"] / (t["mean"] * 1e-6) / 1e9
     check(near(row["algbw_gbps"], algbw, 1e-6), "%s: algbw %s, want %s" % (key, row["algbw_gbps"], algbw))
-    f = factor(coll, n)
+    f = factor(coll, bus)
     check(near(row["busbw_gbps"] / row["algbw_gbps"], f, 1e-9) and near(row["busbw_factor"], f),
           "%s: busbw/algbw %s, want %s" % (key, row["busbw_gbps"] / row["algbw_gbps"], f))
     # -a: the row's mean against each rank's own mean (rank_time_us): every
@@ -165,7 +184,7 @@ def check_row(row, req, n, wrong_rank):
         check(not any(others), "%s: wrong elements on ranks other than %d: %s" % (key, wrong_rank, wpr))
 
 
-def check_run(out, req, n, code, wrong_rank):
+def check_run(out, req, n, code, wrong_rank, modelled=None):
     with open(os.path.join(out, "run.json")) as f:
         run = json.load(f)
     check(run.get("schema") == 1 and run.get("tool") == "dlcomm", "schema/tool: %s %s" % (run.get("schema"), run.get("tool")))
@@ -186,18 +205,45 @@ def check_run(out, req, n, code, wrong_rank):
         check(re.match(r"(NCCL|UCX|OMPI|PMIX|HOROVOD|CUDA|NVIDIA|OMP|SLURM|DLCOMM)_", k)
               and not re.search("KEY|TOKEN|SECRET|PASSW|AUTH", k), "environment records %s" % k)
     rows = [r for p in run["profiles"] for r in p["results"]]
+    # --split: every case once per group, each row its group's: its ranks,
+    # busbw from the group's size, the data checked against its ranks only.
+    groups = split_groups(req.split, n) or [list(range(n))]
+    if req.split:
+        check(run.get("split", {}).get("groups") == groups and
+              run["split"].get("ranks_per_group") == len(groups[0]),
+              "run.json split %s, want groups %s" % (run.get("split"), groups))
+    per = (modelled // len(groups)) if modelled else None
     want = {}
     for c in req.colls:
         for d in req.dtypes:
             for op in (req.ops if c in REDUCING else ["none"]):
                 for s in req.sizes:
                     for pl in req.places:
-                        want[(c, d, op, s, pl)] = 0
+                        for g in range(len(groups)):
+                            want[(c, d, op, s, pl, g)] = 0
     for r in rows:
-        k = (r["collective"], r["dtype"], r["op"], r["bytes_requested"], r["placement"])
+        g = r.get("group", 0)
+        k = (r["collective"], r["dtype"], r["op"], r["bytes_requested"], r["placement"], g)
         check(k in want, "unexpected row %s" % (k,))
         want[k] = want.get(k, 0) + 1
-        check_row(r, req, n, wrong_rank)
+        if req.split:
+            check(0 <= g < len(groups) and r.get("group_ranks") == groups[g],
+                  "%s: group_ranks %s, want %s" % (k, r.get("group_ranks"), groups[min(g, len(groups) - 1)]))
+        else:
+            check("group" not in r and "group_ranks" not in r, "%s: a group without --split" % (k,))
+        mine = groups[g] if 0 <= g < len(groups) else groups[0]
+        wr = mine.index(wrong_rank) if wrong_rank in mine else None
+        check_row(r, req, len(mine), wr, per)
+        if wrong_rank is not None and wr is None:
+            check(r["wrong"] == 0, "%s: wrong elements in a group without rank %d" % (k, wrong_rank))
+    # Side by side: the groups agree every batch, so each case's groups ran as many calls.
+    calls = {}
+    for p in run["profiles"]:
+        for r in p["results"]:
+            calls.setdefault((p["name"], r["collective"], r["dtype"], r["op"],
+                              r["bytes_requested"], r["placement"]), set()).add(r["iterations"])
+    uneven = [k for k, v in calls.items() if len(v) > 1]
+    check(not uneven, "groups of one case ran different counts of calls: %s" % uneven[:3])
     missing = [k for k, v in want.items() if v != 1]
     check(not missing, "%d cases missing or repeated, e.g. %s" % (len(missing), missing[:3]))
     statuses = {p["status"] for p in run["profiles"]}
@@ -209,6 +255,8 @@ def check_run(out, req, n, code, wrong_rank):
     for line, r in zip(table[1:], rows):
         check(line[3:6] == [r["collective"], r["dtype"], r["op"]] and int(line[9]) == r["bytes"],
               "run.csv row %s differs from run.json %s" % (line[:10], r["collective"]))
+        grp = [str(r["group"]), " ".join(map(str, r["group_ranks"]))] if "group" in r else ["", ""]
+        check(line[-2:] == grp, "run.csv group columns %s, run.json %s" % (line[-2:], grp))
     return rows
 
 
@@ -227,6 +275,7 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=300)
     ap.add_argument("--wrong-rank", type=int, help="wrong elements expected on this rank only")
     ap.add_argument("--no-files", action="store_true", help="no run.json/run.csv may appear")
+    ap.add_argument("--modelled-ranks", type=int, help="a model's ranks (sim): rows are for them")
     ap.add_argument("rest", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     rest = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -270,11 +319,15 @@ def main():
     if a.sub == "sweep" and "--help" not in rest and code in (0, 1) and a.expect_exit in (0, 1):
         req = sweep_request(rest)
         if check(os.path.exists(os.path.join(out, "run.json")), "no run.json in %s" % out):
-            rows = check_run(out, req, a.np, code, a.wrong_rank)
+            rows = check_run(out, req, a.np, code, a.wrong_rank, a.modelled_ranks)
             if a.wrong_rank is not None:
-                named = [r for r in rows if r["wrong_per_rank"][a.wrong_rank] > 0]
+                def at(r):  # the rank's place in the row's arrays (its group's)
+                    g = r.get("group_ranks", list(range(a.np)))
+                    return g.index(a.wrong_rank) if a.wrong_rank in g else None
+                named = [r for r in rows if at(r) is not None and r["wrong_per_rank"][at(r)] > 0]
                 check(named, "no row names rank %d in wrong_per_rank" % a.wrong_rank)
-                check(all(r["wrong"] == 1 for r in rows if r["collective"] == "allreduce"),
+                check(all(r["wrong"] == 1 for r in rows if r["collective"] == "allreduce"
+                          and at(r) is not None),
                       "one corrupt element per case should count one wrong")
             print("  %d results checked" % len(rows))
 

@@ -117,3 +117,36 @@ dl_cli_test(version 0
   --sub=version)
 dl_cli_test(unknown_command 2 "--expect-stderr=unknown command 'nosuchcommand'" --sub=nosuchcommand
   --one-error-line)
+
+# ---- --split: concurrent groups, a row per group, each checked against its own ranks ----
+# MOD:2 (ranks 0,2 and 1,3) and DIV:2 (0,1 and 2,3) on 4 ranks, every
+# collective the groups run side by side; nccl-tests' spellings too.
+dl_sweep_test(np4_split_mod2 run --np 4 --
+  --split MOD:2 -c all -r 1 -b 8 -e 64K -f 32 --budget 0.02 -q)
+dl_sweep_test(np4_split_div2 run --np 4 --
+  --split DIV:2 -c allreduce,allgather,broadcast,gather,scatter,alltoallv -d int32,float16 -b 8 -e 64K -f 32 -n 10 -q)
+dl_sweep_test(np4_split_matrix run --np 4 --
+  --split MOD:2 -c alltoallv,alltoall --matrix ${DL_A2AV_DATA}/alltoallv-5.txt -d float32,int8 -b 4K -e 4K -n 5 -q)
+dl_sweep_test(np4_split_and1 run --np 4 -- --split "&1" -c allreduce,broadcast -b 1K -e 1K -n 10 -q)
+dl_sweep_test(np4_split_div4 run --np 4 -- --split /4 -c allreduce,allgather -b 1K -e 1K -n 10 -q)
+# A corrupt element on rank 3 shows in its group's rows only (MOD:2: group 1, place 1).
+dl_sweep_test(split_corrupt_rank3 fault --np 4 --env DLCOMM_INJECT=corrupt:3 --expect-exit 1
+  --wrong-rank 3 --expect-stderr "wrong elements" --
+  --split MOD:2 -c allreduce,allgather,gather -b 1K -e 1K -n 5 -q)
+# The sim in workers: each group models its share of the system (4 of 8 H200s).
+dl_sweep_test(sim_split_mod2 run --np 4 --modelled-ranks 8 --
+  --backend sim --split MOD:2 -c allreduce,allgather,broadcast,alltoallv -b 1K -e 1M -f 32 --budget 0.02 -q)
+dl_bad_input(split_garbage "--split 'XOR:2': no mode" --split XOR:2)
+dl_bad_input(split_zero "--split 'MOD:0': k must be at least 1" --split MOD:0)
+dl_bad_input(split_value "--split 'DIV:two': the value must be a whole number" --split DIV:two)
+dl_bad_input(split_divide "--split MOD:3: 3 does not divide the 2 ranks" --split MOD:3)
+dl_bad_input(split_root "--root 1: there are only 1 ranks in each --split group" --split MOD:2 -r 1 -c broadcast)
+dl_sweep_test(bad_split_sim_model usage --np 3 --expect-exit 2 --one-error-line --no-files
+  --expect-stderr "--split: the model's 8 ranks do not make 3 equal groups" -- --backend sim --split MOD:3)
+# AND:1 on 3 ranks: ranks 0 and 2 against rank 1 alone.
+dl_sweep_test(bad_split_uneven usage --np 3 --expect-exit 2 --one-error-line --no-files
+  --expect-stderr "--split AND:0x1: 3 ranks make 2 groups of unequal size" -- --split AND:1)
+# The sim's groups side by side share each node's NICs (4 groups over 2 nodes: a quarter each).
+add_test(NAME sweep_sim_split_nics
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/split_sim.py ${DL_BIN} ${DL_MPIRUN})
+set_tests_properties(sweep_sim_split_nics PROPERTIES LABELS "integration;run" TIMEOUT 120)

@@ -33,6 +33,15 @@ static cJSON *healthy(int index)
     return g;
 }
 
+/* obj[key] as a string: a missing field fails the test, never a null access. */
+static const char *str_of(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(obj, key);
+    assert_non_null(v);
+    assert_true(cJSON_IsString(v));
+    return v->valuestring;
+}
+
 /* Judges one GPU with one figure changed; returns the check's status. */
 static const char *judge(const char *key, double value, int *blamed)
 {
@@ -52,13 +61,13 @@ static const char *judge(const char *key, double value, int *blamed)
         cJSON_ReplaceItemInObject(g, key, cJSON_CreateNumber(value));
     cJSON_AddItemToArray(cJSON_AddArrayToObject(host, "gpus"), g);
     assert_int_equal(pf_gpu_judge(&c, 0, host), DL_OK);
+    assert_int_equal(cJSON_GetArraySize(c.checks), 1);
     cJSON *e = cJSON_GetArrayItem(c.checks, 0);
-    assert_string_equal(cJSON_GetObjectItem(e, "subject")->valuestring, "host3 gpu2");
-    snprintf(status, sizeof(status), "%s", cJSON_GetObjectItem(e, "status")->valuestring);
+    assert_string_equal(str_of(e, "subject"), "host3 gpu2");
+    snprintf(status, sizeof(status), "%s", str_of(e, "status"));
     *blamed = cJSON_GetArraySize(c.v_gpus);
     if (*blamed)
-        assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(c.v_gpus, 0), "host")->valuestring,
-                            "host3");
+        assert_string_equal(str_of(cJSON_GetArrayItem(c.v_gpus, 0), "host"), "host3");
     cJSON_Delete(host);
     cJSON_Delete(doc);
     return status;

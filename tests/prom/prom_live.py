@@ -4,38 +4,15 @@ serves it, a real Prometheus scrapes it every second; the busbw Prometheus
 answers must equal run.json's, and dlcomm_profile_ok must be 1 for the good
 profile and 0 for the one DLCOMM_INJECT broke.
 usage: prom_live.py DLCOMM WORKDIR MPIRUN..."""
-import json, os, shutil, signal, socket, subprocess, sys, time, urllib.parse, urllib.request
+import json, os, shutil, subprocess, sys
 
-def need(name):
-    path = shutil.which(name)
-    if not path:
-        print(f"SKIP: {name} not installed (apt install prometheus prometheus-node-exporter)")
-        sys.exit(77)
-    return path
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from promharness import Scraper, need  # noqa: E402
 
-def free_port(taken):
-    for p in range(19000, 19200):
-        if p in taken:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-                return p
-            except OSError:
-                pass
-    sys.exit("FAIL: no free port in 19000-19199")
-
-def query(port, q):
-    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
-    try:
-        with urllib.request.urlopen(url, timeout=2) as r:
-            return json.load(r)["data"]["result"]
-    except (OSError, ValueError, KeyError):
-        return None
 
 def main():
     dlcomm, work, mpirun = sys.argv[1], sys.argv[2], sys.argv[3:]
-    exporter, prom = need("prometheus-node-exporter"), need("prometheus")
+    need("prometheus-node-exporter"), need("prometheus")
     shutil.rmtree(work, ignore_errors=True)
     text = os.path.join(work, "textfile")
     os.makedirs(text)
@@ -57,44 +34,9 @@ def main():
     if not want:
         sys.exit("FAIL: run.json has no results")
 
-    eport = free_port(set())
-    pport = free_port({eport})
-    cfg = os.path.join(work, "prometheus.yml")
-    with open(cfg, "w") as f:
-        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                f"scrape_configs:\n  - job_name: node\n    static_configs:\n"
-                f"      - targets: ['127.0.0.1:{eport}']\n")
-    procs = []
-    def stop(*_):
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-    signal.signal(signal.SIGTERM, lambda *a: (stop(), sys.exit(1)))
-    log = open(os.path.join(work, "daemons.log"), "w")
-    try:
-        procs.append(subprocess.Popen([exporter, "--collector.textfile.directory=" + text,
-                                       f"--web.listen-address=127.0.0.1:{eport}"],
-                                      stdout=log, stderr=log))
-        procs.append(subprocess.Popen([prom, "--config.file=" + cfg,
-                                       "--storage.tsdb.path=" + os.path.join(work, "tsdb"),
-                                       f"--web.listen-address=127.0.0.1:{pport}"],
-                                      stdout=log, stderr=log))
-        got, ok = None, None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            got = query(pport, 'dlcomm_busbw_gbps{job="node"}')
-            ok = query(pport, "dlcomm_profile_ok")
-            if got and ok and len(got) >= len(want):
-                break
-            time.sleep(0.5)
-        else:
-            sys.exit(f"FAIL: Prometheus had {len(got or [])} of {len(want)} busbw series "
-                     f"after 20 s; see {log.name}")
+    with Scraper(text, work) as prom:
+        got = prom.wait_for('dlcomm_busbw_gbps{job="node"}', lambda r: len(r) >= len(want))
+        ok = prom.wait_for("dlcomm_profile_ok", lambda r: len(r) >= 2)
         seen = set()
         for s in got:
             m = s["metric"]
@@ -111,7 +53,5 @@ def main():
         if oks != {"default": "1", "ring": "0"}:
             sys.exit(f"FAIL: dlcomm_profile_ok {oks}, expected default 1, ring 0")
         print(f"ok: {len(got)} busbw series equal run.json; profile_ok {oks}")
-    finally:
-        stop()
 
 main()

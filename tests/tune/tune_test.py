@@ -50,9 +50,20 @@ def check_record(path, ncand, framework, out, err):
         fail("no recommendation: %s" % r, out, err)
     if r["verdict"] == "winner" and len(r["settings"]) != 1:
         fail("a winner with company", out, err)
-    best = min(x["exposed_us"] for x in c)
-    if abs(r["settings"][0]["exposed_us"] - best) > 1e-6:
-        fail("the recommendation is not the least exposed", out, err)
+    # The least exposed candidate leads; every setting named is within the
+    # two CIs of it, and ties are listed least communication first.
+    lead = min(c, key=lambda x: x["exposed_us"])
+    named = [(s["profile"], s["exposed_us"], s["comm_us"]) for s in r["settings"]]
+    if (lead["profile"], lead["exposed_us"], lead["comm_us"]) not in named:
+        fail("the least exposed candidate is not recommended", out, err)
+    for s in r["settings"]:
+        ci = next(x["step_ci95_us"] for x in c if x["profile"] == s["profile"]
+                  and x["exposed_us"] == s["exposed_us"] and x["comm_us"] == s["comm_us"])
+        if s["exposed_us"] - lead["exposed_us"] > lead["step_ci95_us"] + ci + 1e-6:
+            fail("a setting named beyond the CIs of the least exposed: %s" % s, out, err)
+    comms = [s["comm_us"] for s in r["settings"]]
+    if comms != sorted(comms):
+        fail("tied settings not in order of communication: %s" % comms, out, err)
     for line in r["settings"][0]["paste"]:
         if line not in out:
             fail("paste line %r not printed" % line, out, err)
@@ -152,6 +163,17 @@ def main():
         d = json.load(open(rec))
         if not any(c["measured"] for c in d["candidates"]):
             fail("the finished profile's steps were lost", out, err)
+        # The record of a run that broke still charts and reports: the
+        # finished profile's line, the other's candidates "not measured".
+        p = subprocess.run([args.bin, "plot", rec, "--out", os.path.join(tmp, "plot")],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("plot of a broken run's record: exit %d" % p.returncode, p.stdout, p.stderr)
+        page = os.path.join(tmp, "t.html")
+        p = subprocess.run([args.bin, "report", rec, "--html", page], capture_output=True, text=True)
+        html = open(page).read() if p.returncode == 0 else ""
+        if "ended with exit code 3" not in html or "not measured: the profile ended first" not in html:
+            fail("report --html of a broken run's record: exit %d" % p.returncode, p.stdout, p.stderr)
     elif args.case == "bad_model":
         bad = [("{\"tensors\": []}", "non-empty list"),
                ("{\"tensors\": [{\"name\": \"a\", \"numel\": 0}]}", "whole number"),
