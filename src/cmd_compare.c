@@ -43,7 +43,7 @@ static const char usage[] =
     "wrong elements in NEW),\n"
     "2 bad input or no rows in common.";
 
-int cmd_compare(int argc, char **argv)
+static int compare_main(int argc, char **argv)
 {
     compare_opts_t o = {0};
     char *pos[2];
@@ -102,4 +102,9 @@ out:
     dl_an_free(&b);
     dl_an_free(&n);
     return code;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    return dl_stdio_run(compare_main, argc, argv, 0);
 }

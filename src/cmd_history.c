@@ -29,7 +29,7 @@ static const char usage[] =
 
 #define MAXDIRS 64
 
-int cmd_history(int argc, char **argv)
+static int history_main(int argc, char **argv)
 {
     history_opts_t o = {0};
     char *pos[MAXDIRS];
@@ -52,4 +52,9 @@ int cmd_history(int argc, char **argv)
         st = dl_an_history_print(stdout, &h);
     dl_an_history_free(&h);
     return dl_status_exit_code(st);
+}
+
+int cmd_history(int argc, char **argv)
+{
+    return dl_stdio_run(history_main, argc, argv, 0);
 }

@@ -32,7 +32,7 @@ static const char usage[] =
 
 #define MAX_RUNS 32
 
-int cmd_plot(int argc, char **argv)
+static int plot_main(int argc, char **argv)
 {
     plot_opts_t o = {0};
     char *pos[MAX_RUNS];
@@ -92,4 +92,9 @@ int cmd_plot(int argc, char **argv)
     for (int i = 0; i < loaded; i++)
         dl_an_free(&runs[i]);
     return dl_status_exit_code(st);
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    return dl_stdio_run(plot_main, argc, argv, 0);
 }

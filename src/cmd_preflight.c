@@ -363,7 +363,7 @@ static void doc_backend(cJSON *doc, const pf_setup_t *ps, const pf_workers_t *w)
         cJSON_AddItemToObject(b, "info", i);
 }
 
-int cmd_preflight(int argc, char **argv)
+static int preflight_main(int argc, char **argv)
 {
     pf_cli_t a = {0};
     pf_setup_t ps;
@@ -405,4 +405,9 @@ int cmd_preflight(int argc, char **argv)
     dl_an_free(&ps.baseline);
     MPI_Finalize();
     return code;
+}
+
+int cmd_preflight(int argc, char **argv)
+{
+    return dl_stdio_run(preflight_main, argc, argv, 0);
 }

@@ -56,7 +56,7 @@ static void print_searched(void)
     printf("\n");
 }
 
-int cmd_profiles(int argc, char **argv)
+static int profiles_main(int argc, char **argv)
 {
     char *files[64];
     int nfiles = 0;
@@ -80,4 +80,9 @@ int cmd_profiles(int argc, char **argv)
         print_one(&ps[i]);
     dl_profiles_free(ps, n);
     return dl_status_exit_code(st);
+}
+
+int cmd_profiles(int argc, char **argv)
+{
+    return dl_stdio_run(profiles_main, argc, argv, 0);
 }

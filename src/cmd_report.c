@@ -83,7 +83,7 @@ static int report_tune_record(const report_opts_t *o, const char *file, const cJ
     return dl_status_exit_code(st);
 }
 
-int cmd_report(int argc, char **argv)
+static int report_main(int argc, char **argv)
 {
     report_opts_t o = {0};
     char *pos[1];
@@ -161,4 +161,9 @@ int cmd_report(int argc, char **argv)
         dl_an_free(&b);
     dl_an_free(&r);
     return dl_status_exit_code(st);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    return dl_stdio_run(report_main, argc, argv, 0);
 }

@@ -547,7 +547,8 @@ static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_o
         char k[256];
         const char *eq = strchr(p->env[i], '=');
         snprintf(k, sizeof(k), "%.*s", (int)(eq - p->env[i]), p->env[i]);
-        cJSON_AddStringToObject(env, k, eq + 1);
+        if (!dl_env_credential_like(k)) /* the environment's rule, in a file too */
+            cJSON_AddStringToObject(env, k, eq + 1);
     }
     cJSON_AddItemToObject(pj, "intent", cJSON_Duplicate(p->intent, 1));
     return pj;
@@ -816,6 +817,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
             st = dl_status_worse(st, sp->hook->finish(sp->hook->arg, out.run, dir, st));
         cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
         dl_status_t io = dl_run_write(out.run, dir);
+        int written = io == DL_OK; /* else run.json is the last whole version */
         if (io == DL_OK && !o->quiet)
             printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
         if (io == DL_OK && stop) /* mpirun's SIGKILL may follow within a second: no charts */
@@ -831,7 +833,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
             /* The record says how the run ended, charts included. */
             cJSON_ReplaceItemInObject(out.run, "exit_code",
                                       cJSON_CreateNumber(dl_status_exit_code(st)));
-            dl_run_write(out.run, dir);
+            if (written)
+                dl_run_write(out.run, dir);
         }
         cJSON_Delete(out.run);
     }
@@ -849,9 +852,14 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
     return dl_status_exit_code(st);
 }
 
-int cmd_sweep(int argc, char **argv)
+static int sweep_main(int argc, char **argv)
 {
     return dl_sweep_main(argc, argv, NULL);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    return dl_stdio_run(sweep_main, argc, argv, 1);
 }
 
 int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)

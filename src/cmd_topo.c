@@ -102,7 +102,7 @@ static void print_host(const cJSON *h)
     print_matrix(h, gpus);
 }
 
-int cmd_topo(int argc, char **argv)
+static int topo_main(int argc, char **argv)
 {
     topo_opts_t o = {0};
     int code = dl_opts_command(topo_opts, DL_ARRAY_SIZE(topo_opts), &o, argc - 1, argv + 1, NULL,
@@ -128,7 +128,7 @@ int cmd_topo(int argc, char **argv)
             cJSON_AddItemToObject(doc, "hosts", hosts);
             hosts = NULL;
             char *s = cJSON_Print(doc);
-            code = s && dl_write_atomic(o.json, s, strlen(s)) == DL_OK ? 0 : 2;
+            code = dl_status_exit_code(s ? dl_write_atomic(o.json, s, strlen(s)) : DL_ERR_NOMEM);
             cJSON_free(s);
             cJSON_Delete(doc);
         }
@@ -136,4 +136,9 @@ int cmd_topo(int argc, char **argv)
     cJSON_Delete(hosts);
     MPI_Finalize();
     return code;
+}
+
+int cmd_topo(int argc, char **argv)
+{
+    return dl_stdio_run(topo_main, argc, argv, 0);
 }

@@ -646,7 +646,7 @@ static void tune_free(tune_t *t)
     dl_model_free(&t->m);
 }
 
-int cmd_tune(int argc, char **argv)
+static int tune_main(int argc, char **argv)
 {
     tune_t t;
     memset(&t, 0, sizeof(t));
@@ -687,4 +687,14 @@ int cmd_tune(int argc, char **argv)
     free(mine);
     free(theirs);
     return code;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    /* A measured tune is recorded in run.json (its "tune"); a plan is only
+     * printed. */
+    int plan = 0;
+    for (int i = 1; i < argc; i++)
+        plan |= strcmp(argv[i], "--plan-only") == 0;
+    return dl_stdio_run(tune_main, argc, argv, !plan);
 }

@@ -28,7 +28,7 @@ static const char *const refused[] = {"SECRET", "TOKEN",  "PASSW",   "PASSWD", "
 static const char *const refused_word[] = {"URI", "URL"};
 static const char *const kept_exactly[] = {"NCCL_IB_PKEY"};
 
-static int credential_like(const char *name)
+int dl_env_credential_like(const char *name)
 {
     char up[256];
     size_t n = strlen(name);
@@ -63,7 +63,7 @@ static const char *const launcher[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_M
 
 int dl_env_allowed(const char *name)
 {
-    if (credential_like(name))
+    if (dl_env_credential_like(name))
         return 0;
     for (size_t i = 0; i < DL_ARRAY_SIZE(launcher); i++)
         if (strncmp(name, launcher[i], strlen(launcher[i])) == 0)

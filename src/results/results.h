@@ -28,6 +28,9 @@ char *dl_run_csv(const cJSON *run);
 /* Only these environment variables are ever recorded (prefixes end in _). */
 cJSON *dl_env_allowlist(void);
 int dl_env_allowed(const char *name);
+/* The credential rule alone (any case): a name never recorded, wherever
+ * env-like data is (the environment, a profile's env). */
+int dl_env_credential_like(const char *name);
 
 /* Takes DIR for this run (src/results/claim.c): an flock on DIR/.dlcomm.lock
  * held until the process ends. Another live run there, or a finished run

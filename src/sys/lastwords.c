@@ -99,7 +99,9 @@ void dl_lw_open(MPI_Comm comm, const char *dir, int rank, int nranks, const char
     if (rank == 0) {
         unlink(path); /* one a killed run left */
         int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        ok = fd >= 0 && ftruncate(fd, (off_t)size) == 0;
+        /* Its blocks taken now: a page of a sparse file on a full
+         * filesystem is SIGBUS at the first store through the mapping. */
+        ok = fd >= 0 && posix_fallocate(fd, 0, (off_t)size) == 0;
         if (fd >= 0)
             close(fd);
     }

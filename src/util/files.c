@@ -53,7 +53,7 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         dl_err("cannot write %s: %s", path, strerror(errno));
-        return DL_ERR_IO;
+        return DL_ERR_WRITE;
     }
     const char *p = data;
     size_t left = len;
@@ -63,6 +63,8 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
             ok = 0;
             break;
         }
@@ -73,12 +75,12 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
         dl_err("cannot write %s: %s", path, strerror(errno));
         close(fd);
         unlink(tmp);
-        return DL_ERR_IO;
+        return DL_ERR_WRITE;
     }
     if (close(fd) || rename(tmp, path)) {
         dl_err("cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
-        return DL_ERR_IO;
+        return DL_ERR_WRITE;
     }
     return DL_OK;
 }

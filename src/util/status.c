@@ -19,6 +19,7 @@ static const struct {
     [DL_ERR_CRASH] = {"crashed", 3},
     [DL_ERR_NOMEM] = {"out of memory", 3},
     [DL_ERR_INTERNAL] = {"internal error", 3},
+    [DL_ERR_WRITE] = {"could not write", 3},
 };
 
 const char *dl_status_str(dl_status_t st)

@@ -17,13 +17,14 @@ typedef enum {
     DL_ERR_USAGE,       /* bad option or value: exit 2 */
     DL_ERR_INPUT,       /* bad input file: exit 2 */
     DL_ERR_UNAVAILABLE, /* asked-for backend/tool not present here: exit 2 */
-    DL_ERR_IO,          /* cannot write results: exit 2 */
+    DL_ERR_IO,          /* an output place unusable before the work: exit 2 */
     DL_ERR_CHECK,       /* wrong data, regression, failed check: exit 1 */
     DL_ERR_COMM,        /* communication failure: exit 3 */
     DL_ERR_TIMEOUT,     /* deadline passed: exit 3 */
     DL_ERR_CRASH,       /* a worker died: exit 3 */
     DL_ERR_NOMEM,       /* allocation failed: exit 3 */
     DL_ERR_INTERNAL,    /* anything else that broke the run: exit 3 */
+    DL_ERR_WRITE,       /* a result could not be written once made (disk full): exit 3 */
     DL_STATUS_COUNT
 } dl_status_t;
 
@@ -31,6 +32,12 @@ const char *dl_status_str(dl_status_t st);
 int dl_status_exit_code(dl_status_t st);
 /* The worse of two statuses by exit code (3 > 2 > 1 > 0). */
 dl_status_t dl_status_worse(dl_status_t a, dl_status_t b);
+
+/* Runs a command's fn with stdin/stdout/stderr made safe (a closed one is
+ * /dev/null, SIGPIPE ignored), then checks stdout: lost output is one line
+ * on stderr and exit 3, or only a warning when the command's record is in
+ * files it wrote whole (sweep, tune). */
+int dl_stdio_run(int (*fn)(int, char **), int argc, char **argv, int files_hold_the_record);
 
 /* Logging: one line on stderr, prefixed "dlcomm: ". */
 void dl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

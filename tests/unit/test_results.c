@@ -221,7 +221,8 @@ static void write_fails_cleanly(void **state)
     dl_status_t st = dl_run_write(run, "/nonexistent-dir-dlcomm/sub");
     const char *msg = unit_capture_end(&c);
     cJSON_Delete(run);
-    assert_int_equal(st, DL_ERR_IO);
+    assert_int_equal(st, DL_ERR_WRITE); /* made but not kept: the run broke, exit 3 */
+    assert_int_equal(dl_status_exit_code(st), 3);
     assert_non_null(strstr(msg, "cannot write"));
 }
 
