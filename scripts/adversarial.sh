@@ -1,17 +1,24 @@
 #!/bin/sh
 # On demand, not in CI: the hardening classes wider than tests/hardening
 # runs them (every group, signals included), then type mutations of a real
-# run.json and random bytes through every reader. A reader may answer 0, 1
-# or 2; anything else (3, a signal, a hang past 20 s) is a finding.
-#   scripts/adversarial.sh [BUILD_DIR] [MUTATIONS]   (default build, 400)
+# run.json and random bytes through every reader (a reader may answer 0, 1
+# or 2; anything else, a signal or a hang past 20 s is a finding), then the
+# wide classes of scripts/adversarial_wide.py (argv from the option tables,
+# --out and output files on special and full filesystems, stdout trouble,
+# mutated input files, DLCOMM_INJECT grammar, secrets in profiles).
+#   scripts/adversarial.sh [BUILD_DIR] [MUTATIONS] [SCALE]
+# Defaults build, 400, 1 (about 14 minutes on 2 cores); SCALE multiplies
+# the wide classes' counts (0.1: a two-minute look). Last figures:
+# results/reference/hardening.md.
 set -u
 cd "$(dirname "$0")/.."
 b=${1:-build}
 n=${2:-400}
+scale=${3:-1}
 mpirun="mpirun --oversubscribe"
 [ "$(id -u)" = 0 ] && mpirun="$mpirun --allow-run-as-root"
 python3 tests/hardening/hardening_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
-  defects options files encodings concurrency secrets signals
+  defects options files encodings concurrency secrets signals outputs
 rc=$?
 python3 - "$b/dlcomm" "$n" <<'PY' || rc=1
 import json, os, random, subprocess, sys, tempfile
@@ -76,4 +83,6 @@ for x in findings[:40]:
     print("  ", x)
 sys.exit(1 if findings else 0)
 PY
+python3 scripts/adversarial_wide.py --bin "$b/dlcomm" --mpirun "$mpirun" --scale "$scale" \
+  --json "${TMPDIR:-/tmp}/dlcomm-adversarial-wide.json" || rc=1
 exit $rc

@@ -72,6 +72,8 @@ static int compare_main(int argc, char **argv)
     }
     if (o.html && dl_an_html_check("--html", o.html) != DL_OK)
         return 2;
+    if (o.json && dl_out_file_check("--json", o.json) != DL_OK)
+        return 2;
     dl_run_t b, n;
     if (dl_an_load(pos[0], &b) != DL_OK)
         return 2;
@@ -85,16 +87,18 @@ static int compare_main(int argc, char **argv)
         goto out;
     code = 2;
     if (c.npairs == 0) {
-        dl_err("%s and %s have no rows in common%s", pos[0], pos[1],
-               c.small ? " at sizes >= --min-size" : " (profile, collective, dtype, op, size, ranks)");
-        if (c.warnings[0])
-            dl_err("the runs differ: %s", c.warnings);
+        dl_err("%s and %s have no rows in common%s%s%s", pos[0], pos[1],
+               c.small ? " at sizes >= --min-size" : " (profile, collective, dtype, op, size, ranks)",
+               c.warnings[0] ? "; the runs differ: " : "", c.warnings);
         goto out;
     }
-    if (o.json && dl_an_cmp_json(o.json, &b, &n, &co, &c) != DL_OK)
+    dl_status_t st = o.json ? dl_an_cmp_json(o.json, &b, &n, &co, &c) : DL_OK;
+    if (st == DL_OK && o.html)
+        st = dl_an_html_compare(o.html, &b, &n, &co, &c);
+    if (st != DL_OK) { /* checked before: what fails now is the writing (disk full): 3 */
+        code = dl_status_exit_code(st);
         goto out;
-    if (o.html && dl_an_html_compare(o.html, &b, &n, &co, &c) != DL_OK)
-        goto out;
+    }
     dl_an_cmp_print(stdout, &b, &n, &co, &c);
     code = dl_an_cmp_regressed(&c);
 out:

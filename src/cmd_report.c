@@ -103,6 +103,8 @@ static int report_main(int argc, char **argv)
     }
     if (o.html && dl_an_html_check("--html", o.html) != DL_OK)
         return 2;
+    if (o.prometheus && dl_out_file_check("--prometheus", o.prometheus) != DL_OK)
+        return 2;
     /* A tune run's run.json carries its own record; a tune record alone is no run. */
     int is_run = 0;
     cJSON *own = dl_an_tune_load(pos[0], &is_run);

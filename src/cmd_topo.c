@@ -109,6 +109,8 @@ static int topo_main(int argc, char **argv)
                                0, NULL, usage);
     if (code >= 0)
         return code;
+    if (o.json && dl_out_file_check("--json", o.json) != DL_OK)
+        return 2;
     int provided, rank;
     code = 0;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal

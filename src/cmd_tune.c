@@ -672,6 +672,8 @@ static int tune_main(int argc, char **argv)
         free(theirs);
         return 0;
     }
+    if (st == DL_OK && t.o.json && rank0())
+        st = dl_out_file_check("--json", t.o.json) == DL_OK ? DL_OK : DL_ERR_USAGE;
     if (st == DL_OK)
         st = prepare(&t);
     dl_log_set_mute(0);

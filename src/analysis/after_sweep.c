@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const char *html)
 {
@@ -60,7 +61,13 @@ dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *outdir)
         while (ol > 1 && outdir[ol - 1] == '/') /* "--out run/" is the folder "run" */
             ol--;
         int in_out = outdir && strlen(buf) == ol && strncmp(buf, outdir, ol) == 0;
-        if (!prom[0] || (slash && !slash[1]) || (!in_out && dl_dir_writable(buf) != DL_OK)) {
+        size_t pl = strlen(prom);
+        while (pl > 1 && prom[pl - 1] == '/')
+            pl--;
+        struct stat sb; /* what is there already must be a file it may replace */
+        if (!prom[0] || (slash && !slash[1]) || (!in_out && dl_dir_writable(buf) != DL_OK) ||
+            (pl == ol && strncmp(prom, outdir, ol) == 0) ||
+            (lstat(prom, &sb) == 0 && !S_ISREG(sb.st_mode))) {
             dl_err("--prometheus %s: not a file in a folder that exists and can be written", prom);
             return DL_ERR_USAGE;
         }

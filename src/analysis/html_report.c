@@ -89,7 +89,7 @@ dl_status_t dl_an_html_check(const char *opt, const char *path)
         dl_err("%s %s: not a file in a folder that exists and can be written", opt, path);
         return DL_ERR_USAGE;
     }
-    return DL_OK;
+    return dl_out_file_check(opt, path) == DL_OK ? DL_OK : DL_ERR_USAGE;
 }
 
 static void size_cell(dl_buf_t *b, uint64_t bytes)

@@ -50,6 +50,14 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
         dl_err("cannot write %s: the path is too long", path);
         return DL_ERR_IO;
     }
+    /* Only a regular file is replaced: the rename would put a file where a
+     * device (/dev/null, for root), a FIFO, a folder or a link was. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        dl_err("cannot write %s: %s, not a file dlcomm may replace", path,
+               S_ISDIR(sb.st_mode) ? "a folder" : S_ISLNK(sb.st_mode) ? "a link" : "a special file");
+        return DL_ERR_IO;
+    }
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         dl_err("cannot write %s: %s", path, strerror(errno));

@@ -584,8 +584,153 @@ def g_secrets():
     check("secret_preflight", blob != "" and "LEAKED" not in blob, "rc=%s %r" % (rc, err[-200:]))
 
 
+# ---------------------------------------------------------------- outputs --
+
+def mount_tmpfs(path, opts):
+    """A tmpfs of its own (root only); False where it cannot be had."""
+    os.makedirs(path, exist_ok=True)
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", path],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def temps_in(d):
+    return [f for f in os.listdir(d) if f.startswith(".run.")] if os.path.isdir(d) else []
+
+
+def g_outputs():
+    """Where the results go, found by scripts/adversarial_wide.py: a full
+    filesystem, a special file named as an output, stdout closed, full or
+    read by a reader that leaves, a secret in a profile's env."""
+    big = ["sweep", "--backend", "mpi", "-c", "allreduce,allgather,broadcast", "-b", "8", "-e", "64K",
+           "-n", "1", "-w", "0", "-q"]
+    # a full filesystem: never a signal; after the run exit 3 naming the file, the last
+    # whole run.json kept, no temporary file
+    full = tmp("full")
+    if mount_tmpfs(full, "size=4k"):
+        try:
+            rc, _, err = run(big + ["--out", os.path.join(full, "o")], timeout=60)
+            check("out_full_4k_no_signal", rc in (2, 3) and one_line(err) and full in err,
+                  "rc=%s %r" % (rc, err[-300:]))
+        finally:
+            subprocess.run(["umount", "-l", full])
+        for size in ("24k", "96k"):
+            if not mount_tmpfs(full, "size=" + size):
+                break
+            try:
+                o = os.path.join(full, "o")
+                rc, _, err = run(big + ["--out", o], timeout=60)
+                whole = True  # whatever run.json there is, is a whole earlier version
+                try:
+                    if os.path.exists(os.path.join(o, "run.json")):
+                        load_json_strict(os.path.join(o, "run.json"))
+                except (OSError, ValueError):
+                    whole = False
+                lines = [l for l in err.splitlines() if l.startswith("dlcomm:")]
+                check("out_full_%s_exit3" % size, rc == 3 and whole and not temps_in(o) and
+                      all(o in l for l in lines) and 1 <= len(lines) <= 2,
+                      "rc=%s whole=%s temps=%s %r" % (rc, whole, temps_in(o), err[-300:]))
+                if size == "24k":  # filled to the last byte: compare's JSON cannot go there
+                    try:
+                        with open(os.path.join(full, "filler"), "wb") as fh:
+                            while True:
+                                fh.write(b"x" * 512)
+                                fh.flush()
+                    except OSError:
+                        pass
+                    rc, _, err = run(["compare", good_run(), good_run(), "--json", os.path.join(full, "c.json")])
+                    check("out_full_compare_json_exit3", rc == 3 and one_line(err) and
+                          not [x for x in os.listdir(full) if x.startswith(".c.json")],
+                          "rc=%s %r" % (rc, err[-200:]))
+            finally:
+                subprocess.run(["umount", "-l", full])
+    else:
+        print("skip out_full_*: a tmpfs needs root")
+    # a FIFO (or any file that is not a regular one) named as an output is refused before
+    # the work and left as it was: the rename used to put a file in its place
+    fifo = tmp("out-fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    g = good_run()
+    for name, args in (("topo_json", ["topo", "--json"]), ("compare_json", ["compare", g, g, "--json"]),
+                       ("compare_html", ["compare", g, g, "--html"]), ("report_html", ["report", g, "--html"]),
+                       ("report_prom", ["report", g, "--prometheus"]), ("tune_json", ["tune", "--plan-only", "--json"]),
+                       ("history_html", ["history", os.path.dirname(g), "--html"]),
+                       ("sweep_prom", ["sweep", "--backend", "mpi", "--out", fresh("sp"), "--prometheus"]),
+                       ("sweep_html", ["sweep", "--backend", "mpi", "--out", fresh("sh"), "--html"])):
+        rc, _, err = run(args + [fifo], timeout=30)
+        check("out_special_%s" % name, rc == 2 and one_line(err) and stat.S_ISFIFO(os.lstat(fifo).st_mode),
+              "rc=%s fifo=%s %r" % (rc, os.path.exists(fifo), err[-200:]))
+        if not stat.S_ISFIFO(os.lstat(fifo).st_mode):
+            os.unlink(fifo)
+            os.mkfifo(fifo)
+    d = fresh("prom-is-out")
+    rc, _, err = tiny_sweep(d, "--prometheus", d)
+    check("out_prom_is_the_out_folder", rc == 2 and not os.path.exists(os.path.join(d, "run.json")),
+          "rc=%s %r" % (rc, err[-200:]))
+    # stdout: a reader that leaves after one line (| head -1) is no reason to lose the run
+    d = fresh("stdout-pipe")
+    p = subprocess.Popen([A.bin, "sweep", "--backend", "mpi", "-c", "allreduce", "-b", "8", "-e", "1M", "-n", "1",
+                          "-w", "0", "--out", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode(errors="replace")
+    rc = p.wait(60)
+    rows = 0
+    try:
+        rows = len(load_json_strict(os.path.join(d, "run.json"))["profiles"][0]["results"])
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
+    # 18 sizes, in and out of place
+    check("stdout_reader_left_sweep_whole", rc == 0 and rows == 36, "rc=%s rows=%d %r" % (rc, rows, err[-200:]))
+    # stdout closed: it is /dev/null, not the next file opened (the folder's lock took fd 1)
+    d = fresh("stdout-closed")
+    p = subprocess.run([A.bin, "sweep", "--backend", "mpi", "-c", "allreduce", "-b", "8", "-e", "1K", "-n", "1",
+                        "-w", "0", "--out", d], stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))
+    lock = open(os.path.join(d, ".dlcomm.lock")).read() if os.path.exists(os.path.join(d, ".dlcomm.lock")) else ""
+    check("stdout_closed_not_into_files", p.returncode == 0 and "allreduce" not in lock and "#" not in lock,
+          "rc=%s lock=%r" % (p.returncode, lock[:100]))
+    if stat.S_ISCHR(os.stat("/dev/full").st_mode):
+        with open("/dev/full", "w") as f:
+            p = subprocess.run([A.bin, "report", good_run()], stdout=f, stderr=subprocess.PIPE)
+        err = p.stderr.decode(errors="replace")
+        check("stdout_full_report_exit3", p.returncode == 3 and one_line(err) and "stdout" in err,
+              "rc=%s %r" % (p.returncode, err[-200:]))
+        d = fresh("stdout-full")
+        with open("/dev/full", "w") as f:
+            p = subprocess.run([A.bin, "sweep", "--backend", "mpi", "-c", "allreduce", "-b", "8", "-e", "1K", "-n",
+                                "1", "-w", "0", "--out", d], stdout=f, stderr=subprocess.PIPE)
+        err = p.stderr.decode(errors="replace")
+        check("stdout_full_sweep_warns_keeps_0", p.returncode == 0 and "stdout" in err and
+              load_json_strict(os.path.join(d, "run.json")).get("exit_code") == 0,
+              "rc=%s %r" % (p.returncode, err[-200:]))
+    else:
+        print("skip stdout_full_*: /dev/full is not the full device here")
+    # a profile's env follows the environment's credential rule
+    f = profile("p_secret", {"name": "psec", "env": {"NCCL_IB_TOKEN": "LEAKED1", "HOROVOD_Api_Key": "LEAKED2",
+                                                      "NCCL_ALGO": "Ring", "NCCL_IB_PKEY": "1"}})
+    d = fresh("psec")
+    rc, _, err = run(["sweep", "--backend", "sim", "-c", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0",
+                      "-q", "-p", f, "--out", d])
+    blob = open(os.path.join(d, "run.json")).read() if rc == 0 else ""
+    env = json.loads(blob)["profiles"][0]["env"] if blob else {}
+    check("secret_profile_env", rc == 0 and "LEAKED" not in blob and env.get("NCCL_ALGO") == "Ring" and
+          env.get("NCCL_IB_PKEY") == "1", "rc=%s env=%s %r" % (rc, env, err[-200:]))
+    # exit 2: one line, however many reasons
+    log = os.path.join(A.src, "tests", "analysis", "data", "nccl-tests-2.19.6_all_reduce_h200x1.txt")
+    lines = open(log).read().splitlines(True)
+    i = next(k for k, l in enumerate(lines) if l.startswith("#  Rank"))
+    two = write(tmp("two-ranks.txt"), "".join(lines[:i + 1] + [lines[i]] + lines[i + 1:]))
+    rc, _, err = run(["compare", log, two])
+    check("compare_nothing_in_common_one_line", rc == 2 and len([l for l in err.splitlines()
+                                                                  if l.startswith("dlcomm:")]) == 1,
+          "rc=%s %r" % (rc, err[-300:]))
+
+
 GROUPS = {"defects": g_defects, "options": g_options, "files": g_files, "encodings": g_encodings,
-          "concurrency": g_concurrency, "signals": g_signals, "secrets": g_secrets}
+          "concurrency": g_concurrency, "signals": g_signals, "secrets": g_secrets,
+          "outputs": g_outputs}
 
 
 def main():
