@@ -18,7 +18,7 @@ scale=${3:-1}
 mpirun="mpirun --oversubscribe"
 [ "$(id -u)" = 0 ] && mpirun="$mpirun --allow-run-as-root"
 python3 tests/hardening/hardening_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
-  defects options files encodings concurrency secrets signals outputs
+  defects options files encodings concurrency secrets signals wide
 rc=$?
 python3 - "$b/dlcomm" "$n" <<'PY' || rc=1
 import json, os, random, subprocess, sys, tempfile

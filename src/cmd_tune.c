@@ -104,6 +104,7 @@ static dl_status_t parse_list(const char *opt, const char *s, int zero_ok, doubl
         if (end == p || (*end && *end != ',') || !(zero_ok ? v >= 0 : v > 0) || !isfinite(v)) {
             dl_err("--%s: '%s' is not a list of numbers %s", opt, s, zero_ok ? ">= 0" : "> 0");
             free(*out);
+            *out = NULL; /* the caller frees what it holds: never twice */
             return DL_ERR_USAGE;
         }
         (*out)[(*n)++] = v;
@@ -112,6 +113,7 @@ static dl_status_t parse_list(const char *opt, const char *s, int zero_ok, doubl
     if (!*n) {
         dl_err("--%s: an empty list", opt);
         free(*out);
+        *out = NULL;
         return DL_ERR_USAGE;
     }
     return DL_OK;
@@ -130,12 +132,18 @@ static cand_t *cand_new(tune_t *t)
 /* The candidates, their buckets, and the step plan (each step's calls, then 0). */
 static dl_status_t build(tune_t *t)
 {
-    double *a = NULL, *b = NULL;
-    size_t na = 0, nb = 0;
-    dl_status_t st = t->horovod ? parse_list("fusion-thresholds", t->o.thresholds, 1, &a, &na)
-                                : parse_list("bucket-caps", t->o.caps, 0, &a, &na);
-    if (st == DL_OK && t->horovod)
+    double *a = NULL, *b = NULL, *other = NULL;
+    size_t na = 0, nb = 0, nother = 0;
+    /* Every list is checked, the other framework's too: a typo in one is
+     * bad input, never silently unused. */
+    dl_status_t st = parse_list("fusion-thresholds", t->o.thresholds, 1, t->horovod ? &a : &other,
+                                t->horovod ? &na : &nother);
+    if (st == DL_OK)
+        st = parse_list("bucket-caps", t->o.caps, 0, t->horovod ? &other : &a,
+                        t->horovod ? &nother : &na);
+    if (st == DL_OK)
         st = parse_list("cycle-times", t->o.cycles, 0, &b, &nb);
+    free(other);
     for (size_t i = 0; st == DL_OK && i < na; i++)
         for (size_t j = 0; st == DL_OK && j < (t->horovod ? nb : 1); j++) {
             cand_t *c = cand_new(t);

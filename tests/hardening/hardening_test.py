@@ -6,7 +6,8 @@ half-written, nothing finished lost, no secret recorded.
 
   hardening_test.py --bin DLCOMM [--mpirun "mpirun ..."] GROUP
 
-GROUP: defects (one case per issue-17 defect), options (bad values for
+GROUP: defects (one case per issue-17 defect), wide (one case per finding
+of scripts/adversarial_wide.py), options (bad values for
 every option of every command, from `dlcomm __options`), files (special
 files to every reader), encodings, concurrency, signals, secrets.
 """
@@ -584,7 +585,7 @@ def g_secrets():
     check("secret_preflight", blob != "" and "LEAKED" not in blob, "rc=%s %r" % (rc, err[-200:]))
 
 
-# ---------------------------------------------------------------- outputs --
+# ------------------------------------------------------------------- wide --
 
 def mount_tmpfs(path, opts):
     """A tmpfs of its own (root only); False where it cannot be had."""
@@ -599,10 +600,11 @@ def temps_in(d):
     return [f for f in os.listdir(d) if f.startswith(".run.")] if os.path.isdir(d) else []
 
 
-def g_outputs():
-    """Where the results go, found by scripts/adversarial_wide.py: a full
+def g_wide():
+    """What scripts/adversarial_wide.py found, one case each: a full
     filesystem, a special file named as an output, stdout closed, full or
-    read by a reader that leaves, a secret in a profile's env."""
+    read by a reader that leaves, a secret in a profile's env, tune's lists
+    (a bad one was a double free), compare's two-line refusal."""
     big = ["sweep", "--backend", "mpi", "-c", "allreduce,allgather,broadcast", "-b", "8", "-e", "64K",
            "-n", "1", "-w", "0", "-q"]
     # a full filesystem: never a signal; after the run exit 3 naming the file, the last
@@ -717,6 +719,12 @@ def g_outputs():
     env = json.loads(blob)["profiles"][0]["env"] if blob else {}
     check("secret_profile_env", rc == 0 and "LEAKED" not in blob and env.get("NCCL_ALGO") == "Ring" and
           env.get("NCCL_IB_PKEY") == "1", "rc=%s env=%s %r" % (rc, env, err[-200:]))
+    # tune's lists, each framework's, under either framework: exit 2, one line (a bad
+    # list was freed twice: SIGABRT)
+    for fw in ("ddp", "horovod"):
+        for opt in ("--bucket-caps", "--fusion-thresholds", "--cycle-times"):
+            expect_usage("tune_list_%s_%s" % (fw, opt[2:]), ["tune", "--plan-only", "--framework", fw, opt, "1,,x"],
+                         want=opt)
     # exit 2: one line, however many reasons
     log = os.path.join(A.src, "tests", "analysis", "data", "nccl-tests-2.19.6_all_reduce_h200x1.txt")
     lines = open(log).read().splitlines(True)
@@ -730,7 +738,7 @@ def g_outputs():
 
 GROUPS = {"defects": g_defects, "options": g_options, "files": g_files, "encodings": g_encodings,
           "concurrency": g_concurrency, "signals": g_signals, "secrets": g_secrets,
-          "outputs": g_outputs}
+          "wide": g_wide}
 
 
 def main():

@@ -4,7 +4,7 @@
 # defect. Label: hardening.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 string(REPLACE ";" " " DL_HARD_MPIRUN "${DL_MPIRUN}")
-foreach(group defects options files encodings concurrency secrets signals outputs)
+foreach(group defects options files encodings concurrency secrets signals wide)
   add_test(NAME hardening_${group}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/hardening_test.py
       --bin ${DL_BIN} --mpirun "${DL_HARD_MPIRUN}" --src ${CMAKE_SOURCE_DIR} ${group})
