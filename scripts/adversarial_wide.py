@@ -180,9 +180,9 @@ STR_VALID = {
     "model": ["resnet50"],
     "framework": ["ddp", "horovod"],
     "dtype": ["float32", "float16", "bfloat16"],
-    "bucket-caps": ["1,5", "25", "0.5,100"],
-    "fusion-thresholds": ["0,1", "8", "64"],
-    "cycle-times": ["1", "1,5", "0.5"],
+    "bucket-caps": ["1,5", "25", "0.5,100", "0", "1,,2", "nan", "x"],
+    "fusion-thresholds": ["0,1", "8", "64", "-1", "1e400", ","],
+    "cycle-times": ["1", "1,5", "0.5", "0", "inf", "5,"],
     "metric": ["busbw", "time"],
     "stat": ["mean", "p50"],
     "format": ["png", "svg"],
@@ -214,8 +214,9 @@ def file_value(cmd, name, d, rnd):
     """A value for an option that names a file: valid (in the run's folder),
     or hostile."""
     if name in ("json", "html", "prometheus", "textfile"):
+        # never a real device: a run that replaced one took /dev/full off this host once
         return rnd.choice([os.path.join(d, "o.%s" % name), os.path.join(d, "o.%s" % name),
-                           d, "/dev/full", os.path.join(d, "no", "such", "f"), ""])
+                           d, special("fifo"), special("chr"), os.path.join(d, "no", "such", "f"), ""])
     if name in ("baseline", "curve", "tune"):
         return rnd.choice([good_run(), good_sim(), ncclt_log(), os.path.join(d, "missing.json"), "/dev/null", d])
     if name == "matrix":
@@ -226,6 +227,31 @@ def file_value(cmd, name, d, rnd):
     if name in ("out", "results"):
         return rnd.choice([d, d, os.path.join(d, "sub"), good_run(), ""])
     return d
+
+
+def special(kind):
+    """A FIFO, or a character device (the null device's numbers, root only)
+    of this run's own, named as an output: it must be left as it is."""
+    p = os.path.join(TMP, "special-" + kind)
+    if not os.path.lexists(p):
+        if kind == "fifo":
+            os.mkfifo(p)
+        elif os.geteuid() == 0:
+            os.mknod(p, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+        else:
+            os.mkfifo(p)
+    return p
+
+
+def specials_kept():
+    import stat
+    ok = True
+    for kind, test in (("fifo", stat.S_ISFIFO), ("chr", stat.S_ISCHR if os.geteuid() == 0 else stat.S_ISFIFO)):
+        p = os.path.join(TMP, "special-" + kind)
+        if os.path.lexists(p) and not test(os.lstat(p).st_mode):
+            os.unlink(p)
+            ok = False
+    return ok
 
 
 def gen_args(cmd, opts, d, rnd, k):
@@ -266,6 +292,17 @@ def gen_args(cmd, opts, d, rnd, k):
     return args, bad
 
 
+def out_of(args, dflt):
+    """The --out the command parses (the last one given)."""
+    out = dflt
+    for i, a in enumerate(args):
+        if a.startswith("--out="):
+            out = a[6:]
+        elif a == "--out" and i + 1 < len(args):
+            out = args[i + 1]
+    return out or dflt
+
+
 def positional(cmd, rnd):
     if cmd == "report":
         return [rnd.choice([good_run(), good_sim(), ncclt_log()])]
@@ -298,8 +335,10 @@ def c_argv(count):
             if cmd == "watch":
                 full += ["--results", os.path.join(d, "w")]
             rc, out, err, took, c = run(full, mpi=mpi, timeout=60)
-            outdirs = [os.path.join(d, "o")] if cmd in ("sweep", "tune") else []
+            outdirs = [out_of(full, os.path.join(d, "o"))] if cmd in ("sweep", "tune") else []
             judge(c, rc, err, outdirs=outdirs, want_run=cmd == "sweep")
+            if not specials_kept():
+                finding("a special file named as an output was replaced", c, rc, err)
             if rc == 0 and bad and not any(a in ("stray", "--no-such-option") for a in args):
                 # an invalid value accepted: only a finding if the option reached the command
                 STATS[CUR].setdefault("accepted_invalid", []).append(" ".join(full)[:300])
