@@ -3,7 +3,8 @@
 
   adversarial_wide.py --bin DLCOMM [--mpirun "mpirun ..."] [--scale F] [CLASS...]
 
-CLASS: argv (random combinations of valid and invalid options for every
+CLASS: readers (type mutations of a real run.json and random bytes
+through report, compare and plot), argv (random combinations of valid and invalid options for every
 command, from `dlcomm __options`), out (--out and every output file on a
 regular file, a link, a read-only or a full filesystem), stdio (stdout
 closed, /dev/full, a pipe closed early), inputs (mutated profiles, system
@@ -483,11 +484,23 @@ def c_stdio(count):
                     p.stdout.close()
                     err = p.stderr.read().decode(errors="replace")
                     rc = p.wait(60)
+                if mpi and how == "pipe" and rc == 1:
+                    # Open MPI's mpirun aborts the job when its reader goes ("SIGPIPE
+                    # detected"): the ranks get SIGTERM, as after kill mpirun (README Signals)
+                    note(rc)
+                    try:
+                        doc, rows, csv_rows = read_run(d)
+                        if doc.get("exit_code") != 3 or doc.get("interrupted_by") != "SIGTERM" or rows != csv_rows:
+                            finding("mpirun's reader gone: run.json %s/%s" % (doc.get("exit_code"),
+                                                                             doc.get("interrupted_by")), cmd, rc, err)
+                    except (OSError, ValueError) as ex:
+                        finding("mpirun's reader gone: %s" % ex, cmd, rc, err)
+                    continue
                 judge(cmd, rc, err, outdirs=[d] if is_run else [], want_run=is_run and base[0] == "sweep")
                 # the rule (README, Exit codes): a closed stdout is /dev/null; a reader that
                 # left (EPIPE) is its choice; any other failure is one line on stderr and
                 # exit 3, or only a warning where the record is in files written whole
-                if is_run and base[0] == "sweep" or how in ("closed", "pipe"):
+                if is_run or how in ("closed", "pipe"):  # a sweep's or a measured tune's record is run.json
                     if rc != 0:
                         finding("stdout %s: exit %s, want 0" % (how, rc), cmd, rc, err)
                 elif rc != 3:
@@ -525,7 +538,8 @@ def mutate_text(text, rnd):
 
 
 def mutate_json(doc, rnd):
-    weird = [None, True, -1, 0, 1e308, -1e308, "", "x" * 3000, [], {}, 2 ** 63, "\u0000", 0.5, "nan"]
+    weird = [None, True, -1, 0, 1e308, -1e308, "", "x" * 5000, [], {}, [1, "a"], {"a": None}, 2 ** 63,
+             "\u0000", 0.5, "nan"]
     d = json.loads(json.dumps(doc))
     paths = []
 
@@ -606,6 +620,36 @@ def c_inputs(count):
                 finding("%s: exit 2 with %d dlcomm lines" % (name, len(dlcomm_lines(err))), c, rc, err)
 
 
+# --------------------------------------------------------------- readers --
+
+def c_readers(count):
+    """Type mutations of a real run.json (4 in 5) and random bytes (1 in 5)
+    through report, compare and plot: 0, 1 or 2, never a hang, and a plot
+    that says it wrote charts wrote them."""
+    rnd = random.Random(1717)
+    good = os.path.join(TMP, "readers-good")
+    subprocess.run([A.bin, "sweep", "--backend", "mpi", "-c", "all", "-b", "8", "-e", "1K", "-n", "3",
+                    "-w", "0", "-q", "--out", good], check=True)
+    doc = json.load(open(os.path.join(good, "run.json")))
+    for i in range(count):
+        f = os.path.join(TMP, "m%d.json" % (i % 50))
+        if i % 5 == 4:
+            open(f, "wb").write(bytes(rnd.getrandbits(8) for _ in range(rnd.randint(0, 4096))))
+        else:
+            json.dump(mutate_json(doc, rnd), open(f, "w"))
+        for args in (["report", f], ["compare", os.path.join(good, "run.json"), f],
+                     ["plot", f, "--out", fresh("plot")]):
+            rc, out, err, _, c = run(args, timeout=20)
+            judge(c, rc, err)
+            if rc not in (0, 1, 2, "timeout"):
+                finding("a reader exit %s" % rc, c, rc, err)
+            if rc == 0 and args[0] == "plot":
+                outd = args[-1]
+                have = os.listdir(outd) if os.path.isdir(outd) else []
+                if out.count(".png") and not have:
+                    finding("plot claims charts it did not write", c, rc, err)
+
+
 # ---------------------------------------------------------------- inject --
 
 def c_inject(count):
@@ -655,8 +699,8 @@ def c_inject(count):
                         finding("inject %r: a slow factor <= 1 accepted" % v, c, rc, err)
                 except ValueError:
                     finding("inject %r: a non-number factor accepted" % v, c, rc, err)
-            if len(k) > 2 and k[2] not in ("mpi", "default", "ring", "*", ""):
-                STATS[CUR].setdefault("profile_not_in_run", []).append(v)
+            if len(k) > 2 and k[2] not in ("default", "ring", "*", ""):
+                finding("inject %r: a profile this run does not have, exit 0" % v, c, rc, err)
 
 
 # --------------------------------------------------------------- secrets --
@@ -697,7 +741,7 @@ def c_secrets(count):
             finding("secret %s in preflight's JSON" % nm, c, rc, err)
 
 
-CLASSES = {"argv": (c_argv, 200), "out": (c_out, 20), "stdio": (c_stdio, 40), "inputs": (c_inputs, 360),
+CLASSES = {"readers": (c_readers, 400), "argv": (c_argv, 200), "out": (c_out, 20), "stdio": (c_stdio, 40), "inputs": (c_inputs, 360),
            "inject": (c_inject, 120), "secrets": (c_secrets, 15)}
 
 

@@ -713,6 +713,27 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
     return worst;
 }
 
+/* A fault planted on a profile this run does not have would never fire:
+ * an injection silently ignored is bad input (exit 2), as a bad rank is. */
+static dl_status_t inject_profile_check(const dl_inject_t *inj, const sweep_inputs_t *in, int rank)
+{
+    if (inj->kind == DL_INJECT_NONE || !inj->profile[0])
+        return DL_OK;
+    char names[512];
+    size_t n = 0;
+    names[0] = '\0';
+    for (int i = 0; i < in->nprofiles; i++) {
+        if (strcmp(in->profiles[i].name, inj->profile) == 0)
+            return DL_OK;
+        if (n < sizeof(names))
+            n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
+                                  in->profiles[i].name);
+    }
+    if (rank == 0)
+        dl_err("DLCOMM_INJECT: profile '%s' is not one this run has (%s)", inj->profile, names);
+    return DL_ERR_USAGE;
+}
+
 static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t *inj,
                      int argc, char **argv)
 {
@@ -760,6 +781,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
                    sl->groups);
         st = DL_ERR_USAGE;
     }
+    if (st == DL_OK && workers)
+        st = inject_profile_check(inj, &in, rank);
     if (st != DL_OK) {
         dl_profiles_free(in.profiles, in.nprofiles);
         return dl_status_exit_code(st);
@@ -884,7 +907,7 @@ int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
     if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
-        st = dl_an_sweep_check(o->plot, o->prometheus, o->out);
+        st = dl_an_sweep_check(o->plot, o->prometheus, o->html, o->out);
     if (st == DL_OK && !help && parse_rank0_only() && o->html)
         st = dl_an_html_check("--html", o->html);
     dl_log_set_mute(0);

@@ -41,10 +41,32 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
     return st;
 }
 
+/* The length of a path without its trailing slashes ("run/" is "run"). */
+static size_t path_len(const char *p)
+{
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        n--;
+    return n;
+}
+
+/* A file option naming the run folder itself, which the sweep makes later. */
+static int names_outdir(const char *opt, const char *path, const char *outdir)
+{
+    size_t n = path_len(path);
+    if (!outdir || n != path_len(outdir) || strncmp(path, outdir, n) != 0)
+        return 0;
+    dl_err("%s %s: that is the --out folder; name a file", opt, path);
+    return 1;
+}
+
 /* Checked before the sweep measures anything, so a missing gnuplot or an
  * unwritable Prometheus folder costs no run. */
-dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *outdir)
+dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *html, const char *outdir)
 {
+    if ((prom && names_outdir("--prometheus", prom, outdir)) ||
+        (html && names_outdir("--html", html, outdir)))
+        return DL_ERR_USAGE;
     char buf[4096];
     if (plot && dl_an_find_gnuplot(buf, sizeof(buf)) != DL_OK) {
         dl_err("--plot: gnuplot is not on PATH (apt-get install gnuplot-nox)");
@@ -57,16 +79,10 @@ dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *outdir)
         else
             snprintf(buf, sizeof(buf), "%.*s", slash == prom ? 1 : (int)(slash - prom), prom);
         /* The run folder itself is made by the sweep: a file in it is fine. */
-        size_t ol = outdir ? strlen(outdir) : 0;
-        while (ol > 1 && outdir[ol - 1] == '/') /* "--out run/" is the folder "run" */
-            ol--;
+        size_t ol = outdir ? path_len(outdir) : 0;
         int in_out = outdir && strlen(buf) == ol && strncmp(buf, outdir, ol) == 0;
-        size_t pl = strlen(prom);
-        while (pl > 1 && prom[pl - 1] == '/')
-            pl--;
         struct stat sb; /* what is there already must be a file it may replace */
         if (!prom[0] || (slash && !slash[1]) || (!in_out && dl_dir_writable(buf) != DL_OK) ||
-            (pl == ol && strncmp(prom, outdir, ol) == 0) ||
             (lstat(prom, &sb) == 0 && !S_ISREG(sb.st_mode))) {
             dl_err("--prometheus %s: not a file in a folder that exists and can be written", prom);
             return DL_ERR_USAGE;

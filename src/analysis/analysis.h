@@ -378,8 +378,9 @@ dl_status_t dl_prom_target(const char *opt, const char *arg, const char *name, c
  * page when html is not NULL. */
 dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const char *html);
 /* Before a sweep starts: gnuplot present for --plot, the --prometheus
- * file's folder writable (or the run folder outdir, made later). One line
- * and DL_ERR_* when not. */
-dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *outdir);
+ * file's folder writable (or the run folder outdir, made later), neither
+ * --prometheus nor --html the run folder itself. One line and DL_ERR_*
+ * when not. */
+dl_status_t dl_an_sweep_check(int plot, const char *prom, const char *html, const char *outdir);
 
 #endif

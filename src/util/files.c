@@ -56,7 +56,7 @@ dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         dl_err("cannot write %s: %s, not a file dlcomm may replace", path,
                S_ISDIR(sb.st_mode) ? "a folder" : S_ISLNK(sb.st_mode) ? "a link" : "a special file");
-        return DL_ERR_IO;
+        return DL_ERR_WRITE; /* options are checked before the work: this is after it */
     }
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {

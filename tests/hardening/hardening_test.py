@@ -667,10 +667,11 @@ def g_wide():
         if not stat.S_ISFIFO(os.lstat(fifo).st_mode):
             os.unlink(fifo)
             os.mkfifo(fifo)
-    d = fresh("prom-is-out")
-    rc, _, err = tiny_sweep(d, "--prometheus", d)
-    check("out_prom_is_the_out_folder", rc == 2 and not os.path.exists(os.path.join(d, "run.json")),
-          "rc=%s %r" % (rc, err[-200:]))
+    for opt in ("--prometheus", "--html"):
+        d = fresh("file-is-out")
+        rc, _, err = tiny_sweep(d, opt, d)
+        check("out_%s_is_the_out_folder" % opt[2:], rc == 2 and one_line(err) and
+              not os.path.exists(os.path.join(d, "run.json")), "rc=%s %r" % (rc, err[-200:]))
     # stdout: a reader that leaves after one line (| head -1) is no reason to lose the run
     d = fresh("stdout-pipe")
     p = subprocess.Popen([A.bin, "sweep", "--backend", "mpi", "-c", "allreduce", "-b", "8", "-e", "1M", "-n", "1",
@@ -725,6 +726,12 @@ def g_wide():
         for opt in ("--bucket-caps", "--fusion-thresholds", "--cycle-times"):
             expect_usage("tune_list_%s_%s" % (fw, opt[2:]), ["tune", "--plan-only", "--framework", fw, opt, "1,,x"],
                          want=opt)
+    # a fault planted on a profile the run does not have would never fire: exit 2
+    d = fresh("inj-noprof")
+    rc, _, err = run(["sweep", "--backend", "sim", "-c", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0",
+                      "-q", "-p", "default,ring", "--out", d], env={"DLCOMM_INJECT": "corrupt:0:tree"})
+    check("inject_profile_not_in_run", rc == 2 and one_line(err) and "DLCOMM_INJECT" in err and
+          not os.path.exists(os.path.join(d, "run.json")), "rc=%s %r" % (rc, err[-200:]))
     # exit 2: one line, however many reasons
     log = os.path.join(A.src, "tests", "analysis", "data", "nccl-tests-2.19.6_all_reduce_h200x1.txt")
     lines = open(log).read().splitlines(True)
