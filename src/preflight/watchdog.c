@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../sys/launch.h"
+
 static _Atomic double g_step_started;
 static char g_step[128];
 static pthread_mutex_t g_step_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,6 +67,7 @@ static void *watch(void *arg)
         }
         if (g_rank != 0) /* rank 0 writes the JSON first; the abort kills it */
             sleep(2);
+        dl_launch_note(3);
         MPI_Abort(MPI_COMM_WORLD, 3);
         _exit(3);
     }
