@@ -453,6 +453,18 @@ SIG_CASES = [
     ("launch", "sim", 2, "top", 0, signal.SIGTERM, 3, "interrupted"),
     ("launch", "sim", 2, "worker", 1, signal.SIGKILL, 3, "crashed"),
 ]
+# On a GPU host (--sig-backends nccl): one rank (NCCL refuses two ranks on
+# one GPU), its profiles in workers as on sim.
+SIG_CASES_NCCL = [
+    ("mpirun", "nccl", 1, "top", 0, signal.SIGTERM, 1, "interrupted"),
+    ("mpirun", "nccl", 1, "worker", 0, signal.SIGSEGV, 3, "crashed"),
+    ("launch", "nccl", 1, "top", 0, signal.SIGINT, 3, "interrupted"),
+    ("launch", "nccl", 1, "top", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "nccl", 1, "all", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "nccl", 1, "worker", 0, signal.SIGKILL, 3, "crashed"),
+    ("launch", "nccl", 1, "rank", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "nccl", 1, "rank", 0, signal.SIGKILL, 3, None),
+]
 
 
 def sig_sweep(backend, out):
@@ -464,6 +476,9 @@ def sig_sweep(backend, out):
     if backend == "mpi":
         return ["--backend", "mpi", "-b", "8", "-e", "128", "--budget", "0.25", "--ci-target",
                 "0.000001", "--max-iters", "2000000000"] + common, {}
+    if backend == "nccl":
+        return ["--backend", "nccl", "-b", "8", "-e", "128", "--budget", "0.25", "--ci-target",
+                "0.000001", "--max-iters", "2000000000", "-p", "default,ring"] + common, {}
     return ["--backend", "sim", "-b", "256M", "-e", "512M", "-n", "2", "-p", "default,ring"] + \
         common, {"DLCOMM_INJECT": "slow:*:default:40"}
 
@@ -477,7 +492,8 @@ def g_signals():
     signal on stderr and in run.json."""
     import threading
     host = os.uname().nodename
-    for via, backend, np_, target, rank, sig, want_rc, want_status in SIG_CASES:
+    cases = [c for c in SIG_CASES + SIG_CASES_NCCL if c[1] in A.sig_backends.split(",")]
+    for via, backend, np_, target, rank, sig, want_rc, want_status in cases:
         label = "mpirun" if target == "top" and via == "mpirun" else target
         name = "sig_%s%s_%s%s_%s" % ("launch_" if via == "launch" else "", backend, label,
                                      rank if target in ("rank", "worker") else "", sig.name)
@@ -580,9 +596,9 @@ def g_signals():
         left = [f for f in os.listdir(d) if f.startswith(".run.") or f == ".dlcomm.ranks"]
         if left:
             problems.append("left in the folder: %s" % left)
-        if backend == "sim" and target != "worker" and "skipped" not in statuses:
+        if backend != "mpi" and target != "worker" and "skipped" not in statuses:
             problems.append("the profile never run is not recorded: %s" % statuses)
-        if backend == "sim" and target == "worker" and statuses[1:] != ["ok"]:
+        if backend != "mpi" and target == "worker" and statuses[1:] != ["ok"]:
             problems.append("the sweep did not go on after the worker: %s" % statuses)
         if want_status == "crashed":
             # the rank (or worker), its host and the signal, on stderr and in run.json
@@ -610,10 +626,10 @@ def g_signals():
         if not problems:
             print("     %.1f s, %d rows printed before the signal, %d kept, %s" % (
                 took, seen, kept, statuses))
-    sig_terminal()
+    sig_terminal(A.sig_backends.split(",")[0])
 
 
-def sig_terminal():
+def sig_terminal(backend):
     """Ctrl-C at a terminal, `dlcomm launch` in its foreground: the terminal
     signals the whole foreground group, mpirun included, so launch must not
     pass the signal on a second time (Open MPI's mpirun, signalled twice
@@ -622,14 +638,19 @@ def sig_terminal():
     import pty
     import re
     import select
-    name = "sig_launch_terminal_ctrl_c"
+    name = "sig_launch_%s_terminal_ctrl_c" % backend
     d = fresh(name)
-    args, _ = sig_sweep("mpi", d)
-    cmd = [A.bin, "launch"] + shlex.split(A.mpirun) + ["-np", "2", A.bin, "sweep"] + args
+    args, env = sig_sweep(backend, d)
+    np_ = "1" if backend == "nccl" else "2"
+    cmd = [A.bin, "launch"] + shlex.split(A.mpirun) + ["-np", np_]
+    for k in env:
+        cmd += ["-x", k]
+    cmd += [A.bin, "sweep"] + args
     t0 = time.time()
     pid, fd = pty.fork()
     if pid == 0:
         os.environ["NCCL_NVLS_ENABLE"] = "0"
+        os.environ.update(env)
         os.execvp(cmd[0], cmd)
     out, sent = b"", False
     row = re.compile(rb"^\s*\d+\s+\d+\s", re.M)
@@ -658,7 +679,7 @@ def sig_terminal():
     try:
         rj = load_json_strict(os.path.join(d, "run.json"))
         statuses = [pr.get("status") for pr in rj.get("profiles", [])]
-        if rj.get("exit_code") != 3 or statuses != ["interrupted"]:
+        if rj.get("exit_code") != 3 or statuses[0] != "interrupted" or "running" in statuses:
             problems.append("exit_code %s, statuses %s" % (rj.get("exit_code"), statuses))
         if not rj["profiles"][0].get("results"):
             problems.append("no row kept")
@@ -702,6 +723,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mpirun", default="mpirun --oversubscribe")
+    ap.add_argument("--sig-backends", default="mpi,sim",
+                    help="signals: the backends whose cases run (nccl: on a GPU host)")
     ap.add_argument("--src", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     ap.add_argument("groups", nargs="+", choices=sorted(GROUPS))
     A = ap.parse_args()
