@@ -571,6 +571,7 @@ static void on_interrupt(int sig, void *arg)
         return;
     }
     if (s->rank == 0) {
+        sig = dl_launch_stop_cause(sig);
         cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString("interrupted"));
         char why[160];
         snprintf(why, sizeof(why), "interrupted by %s after %zu of %zu cases", dl_lw_signame(sig),
@@ -800,7 +801,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
                  : run_inprocess(sp, be, be_opts, inj, &out, o->timeout);
     dl_profiles_free(in.profiles, in.nprofiles);
     dl_progress_end();
-    int sig = dl_engine_interrupted();
+    int sig = dl_launch_stop_cause(dl_engine_interrupted());
     if (rank == 0 && stop) { /* who was killed, or which signal stopped the job */
         dl_lw_record(out.profile, hosts, nranks);
         if (sig)

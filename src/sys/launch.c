@@ -27,6 +27,9 @@ extern char **environ;
 /* After the command is gone, how long its output pipe may stay open (a
  * rank still writing its record after mpirun left). */
 #define DRAIN_S 5.0
+/* How long the ranks have to record after DL_LW_STOP_SIGNAL (they need
+ * well under a second) before the signal itself follows. */
+#define ESCALATE_S 5.0
 
 static char g_note_path[PATH_MAX];
 
@@ -64,6 +67,40 @@ void dl_launch_note(int code)
     ssize_t w = write(fd, line, sizeof(line));
     (void)w;
     close(fd);
+}
+
+/* The launcher's side file, beside the status file: the signal it got. */
+static void cause_path(const char *status, char *buf, size_t len)
+{
+    const char *slash = strrchr(status, '/');
+    snprintf(buf, len, "%.*s/signal", slash ? (int)(slash - status) : 0, status);
+}
+
+int dl_launch_stop_cause(int sig)
+{
+    if (sig != DL_LW_STOP_SIGNAL || !g_note_path[0])
+        return sig;
+    char path[PATH_MAX + 16], buf[16] = "";
+    cause_path(g_note_path, path, sizeof(path));
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    int cause = n > 0 ? atoi(buf) : 0;
+    return cause == SIGINT || cause == SIGTERM || cause == SIGHUP ? cause : sig;
+}
+
+static void write_cause(const char *status, int sig)
+{
+    char path[PATH_MAX + 16], line[16];
+    cause_path(status, path, sizeof(path));
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    int n = snprintf(line, sizeof(line), "%d\n", sig);
+    if (fd >= 0) {
+        ssize_t w = write(fd, line, (size_t)n);
+        (void)w;
+        close(fd);
+    }
 }
 
 /* The worst code in the file, -1 when there is none. */
@@ -164,17 +201,29 @@ static void child(char *const argv[], char **env, int interactive, pid_t parent,
 }
 
 /* Waits for the child, passing signals on and output through, until it is
- * reaped and its output closed (or DRAIN_S after it is reaped). */
-static void supervise(pid_t pid, int sfd, int out_fd, int interactive, dl_launch_out_fn out,
-                      void *arg, dl_launch_t *r)
+ * reaped and its output closed (or DRAIN_S after it is reaped). The first
+ * signal goes on as DL_LW_STOP_SIGNAL (the ranks record and end, and the
+ * launcher ends with their code); a second one, or ESCALATE_S without an
+ * end, goes on as it came. */
+static void supervise(pid_t pid, int sfd, int out_fd, int interactive, const char *status,
+                      dl_launch_out_fn out, void *arg, dl_launch_t *r)
 {
-    int reaped = 0;
-    double reaped_at = 0;
+    int reaped = 0, passed = 0;
+    double reaped_at = 0, stop_at = 0;
     while (!reaped || out_fd >= 0) {
         struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = out_fd, .events = POLLIN}};
         int wait_ms = reaped ? (int)((DRAIN_S - (now_s() - reaped_at)) * 1000) : -1;
         if (reaped && wait_ms <= 0)
             break;
+        if (!reaped && passed == 1) {
+            double left = ESCALATE_S - (now_s() - stop_at);
+            if (left <= 0) {
+                kill(pid, r->signalled);
+                passed = 2;
+            } else {
+                wait_ms = (int)(left * 1000) + 1;
+            }
+        }
         if (poll(pf, out_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR)
             break;
         if (pf[0].revents & POLLIN) {
@@ -190,8 +239,18 @@ static void supervise(pid_t pid, int sfd, int out_fd, int interactive, dl_launch
                 } else if (!reaped) {
                     r->signalled = (int)si.ssi_signo;
                     /* the terminal sent it to the whole group, the child included */
-                    if (!(interactive && si.ssi_code == SI_KERNEL))
+                    if (interactive && si.ssi_code == SI_KERNEL) {
+                        passed = 2;
+                    } else if (passed == 0) {
+                        if (status) /* what rank 0 records as the cause */
+                            write_cause(status, r->signalled);
+                        kill(pid, DL_LW_STOP_SIGNAL);
+                        stop_at = now_s();
+                        passed = 1;
+                    } else {
                         kill(pid, (int)si.ssi_signo);
+                        passed = 2;
+                    }
                 }
             }
         }
@@ -270,7 +329,7 @@ void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launc
                 close(op[0]);
         } else {
             r->started = 1;
-            supervise(pid, sfd, op[0], interactive, out, arg, r);
+            supervise(pid, sfd, op[0], interactive, fd >= 0 ? path : NULL, out, arg, r);
         }
     } else if (op[0] >= 0) {
         close(op[0]);
@@ -288,6 +347,9 @@ void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launc
     if (fd >= 0) {
         r->noted = read_notes(path);
         unlink(path);
+        char cause[PATH_MAX + 16];
+        cause_path(path, cause, sizeof(cause));
+        unlink(cause);
     }
     if (have_dir)
         rmdir(dir);

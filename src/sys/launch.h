@@ -13,10 +13,15 @@
  * code is read as dlcomm's: 0-3 as they are, 1 after a signal as 3, and
  * anything else as 3.
  *
- * Signals: SIGINT, SIGTERM and SIGHUP that reach this process go to the
- * command once each, as they came. With a terminal (this process in its
+ * Signals: the first SIGINT, SIGTERM or SIGHUP that reaches this process
+ * goes to the command as SIGUSR2 (DL_LW_STOP_SIGNAL), which mpirun and srun
+ * pass to every rank unchanged and dlcomm's ranks take as an interrupt:
+ * they record the run and end 3, and so does the launcher. (The signal
+ * itself would make mpirun end the job with its own 1 and SIGKILL a second
+ * later, and srun kill the step at once.) A second signal, or 5 s without
+ * an end, goes on as it came. With a terminal (this process in its
  * foreground), the command stays in this process group, and a signal the
- * terminal sent to the whole group is not sent twice. Without one (a
+ * terminal sent to the whole group is not sent again. Without one (a
  * script, timeout(1), a scheduler), the command gets its own group, so a
  * signal to this group reaches it once, through here; if this process
  * dies, the command gets SIGTERM. */
@@ -51,5 +56,10 @@ void dl_launch_describe(const dl_launch_t *res, char *buf, size_t len);
  * code (async-signal-safe; the worst counts). */
 void dl_launch_note_init(void);
 void dl_launch_note(int code);
+
+/* The signal to record for sig: for DL_LW_STOP_SIGNAL from `dlcomm
+ * launch`, the one it got (SIGINT, SIGTERM, SIGHUP; it leaves it beside the
+ * status file for rank 0); else sig itself. Not async-signal-safe. */
+int dl_launch_stop_cause(int sig);
 
 #endif

@@ -620,8 +620,11 @@ def g_signals():
             # with it: their record and rank 0's code are what count
             if not said and target != "all":
                 problems.append("no dlcomm line saying it was interrupted")
-            if target in ("top", "group", "all", "mpirun") and rj.get("interrupted_by") != "SIGTERM":
-                problems.append("interrupted_by %s" % rj.get("interrupted_by"))
+            # mpirun signalled passes SIGTERM on; dlcomm launch asks the ranks to stop
+            # (SIGUSR2) and they record the signal launch got
+            want_by = sig.name if via == "launch" and target in ("top", "group") else "SIGTERM"
+            if target in ("top", "group", "all", "mpirun") and rj.get("interrupted_by") != want_by:
+                problems.append("interrupted_by %s, want %s" % (rj.get("interrupted_by"), want_by))
         check(name, not problems, "(%.1f s) %s; stderr %r" % (took, "; ".join(problems), err[-400:]))
         if not problems:
             print("     %.1f s, %d rows printed before the signal, %d kept, %s" % (
