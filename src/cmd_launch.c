@@ -14,8 +14,10 @@ static const char usage[] =
     "Runs COMMAND (no shell), typically 'mpirun -np 8 dlcomm sweep ...' or 'srun dlcomm\n"
     "preflight', and exits with dlcomm's code: the one rank 0 ended with, where the\n"
     "launcher's differs. Open MPI's mpirun, signalled, exits 1 ('a check failed') although\n"
-    "the run was interrupted (3), and 128+S when a rank was killed (3). SIGINT, SIGTERM and\n"
-    "SIGHUP are passed on to COMMAND once.\n"
+    "the run was interrupted (3), and 128+S when a rank was killed (3). The first SIGINT,\n"
+    "SIGTERM or SIGHUP goes on to COMMAND as SIGUSR2, which mpirun and srun give every rank\n"
+    "and dlcomm's ranks take as an interrupt (they record the run and end 3); a second one,\n"
+    "or 5 s without an end, goes on as it came.\n"
     "Exit: 0 all good, 1 a check failed, 2 bad usage or COMMAND cannot be started,\n"
     "3 the run broke or was interrupted.";
 

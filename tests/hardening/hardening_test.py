@@ -630,6 +630,47 @@ def g_signals():
             print("     %.1f s, %d rows printed before the signal, %d kept, %s" % (
                 took, seen, kept, statuses))
     sig_terminal(A.sig_backends.split(",")[0])
+    if "mpi" in A.sig_backends.split(","):
+        sig_preflight()
+
+
+def sig_preflight():
+    """preflight signalled mid-way, through mpirun and through dlcomm launch:
+    its JSON says it broke, interrupted by the signal sent, in which step,
+    with exit_code 3 (mpirun's own code aside: 1)."""
+    for via, want_rc in (("mpirun", 1), ("launch", 3)):
+        name = "sig_%spreflight_SIGTERM" % ("launch_" if via == "launch" else "")
+        j = tmp(name + ".json")
+        cmd = ([A.bin, "launch"] if via == "launch" else []) + shlex.split(A.mpirun) + \
+            ["-np", "2", A.bin, "preflight", "--no-gpu", "--budget", "2", "--json", j]
+        t0 = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+        first = p.stdout.readline()  # the first check's line: it is under way
+        os.kill(p.pid, signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+        problems = []
+        if not first:
+            problems.append("no line before the signal")
+        if p.returncode != want_rc:
+            problems.append("exit %s, want %s" % (p.returncode, want_rc))
+        try:
+            d = load_json_strict(j)
+            v = d.get("verdict", {})
+            if d.get("exit_code") != 3 or v.get("status") != "broke" or \
+                    v.get("interrupted_by") != "SIGTERM" or not v.get("step"):
+                problems.append("json %s %s" % (d.get("exit_code"), v))
+        except (OSError, ValueError) as ex:
+            problems.append("json: %s" % ex)
+        if b"VERDICT BROKE" not in out:
+            problems.append("no VERDICT BROKE line")
+        check(name, not problems, "(%.1f s) %s; stderr %r" % (
+            time.time() - t0, "; ".join(problems), err.decode(errors="replace")[-300:]))
 
 
 def sig_terminal(backend):
