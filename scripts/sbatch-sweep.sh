@@ -40,9 +40,12 @@ mkdir -p "$(dirname "$OUT")"
 # places from Slurm's PMIx plugin (srun --mpi=list shows pmix on Debian 12).
 launch=(srun --mpi=pmix "--cpu-bind=verbose,ldoms" --gpu-bind=closest)
 
+# Through dlcomm launch: the job's exit code is dlcomm's, and `scancel -s TERM
+# -b` reaches the ranks as an interrupt they record (srun itself, sent
+# SIGTERM, would kill the step at once).
 # Gate: a failing node stops the job here (exit 1 names it in the JSON).
-"${launch[@]}" "$DLCOMM" preflight "${preflight[@]}" --json "$OUT-preflight.json"
+"$DLCOMM" launch "${launch[@]}" "$DLCOMM" preflight "${preflight[@]}" --json "$OUT-preflight.json"
 
 # The sweep: all collectives, large sizes, the profiles given in DLCOMM_PROFILES.
-"${launch[@]}" "$DLCOMM" sweep "${sweep[@]}" "${profiles[@]}" --out "$OUT"
+"$DLCOMM" launch "${launch[@]}" "$DLCOMM" sweep "${sweep[@]}" "${profiles[@]}" --out "$OUT"
 echo "results in $OUT"

@@ -15,6 +15,7 @@
 #include "measure/measure.h"
 #include "results/results.h"
 #include "sys/gpus.h"
+#include "sys/launch.h"
 #include "sys/lastwords.h"
 #include "sys/sys.h"
 
@@ -299,6 +300,7 @@ static void *deadline_thread(void *arg)
             dl_err("rank %d: its collective failed (above) and the peers cannot finish theirs; "
                    "ending the job", g_rank);
             dl_lw_note(DL_LW_FAILED);
+            dl_launch_note(3);
             MPI_Abort(MPI_COMM_WORLD, 3);
             _exit(3);
         }
@@ -307,6 +309,7 @@ static void *deadline_thread(void *arg)
             dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
                    g_rank, g_timeout);
             dl_lw_note(DL_LW_TIMEOUT);
+            dl_launch_note(3);
             MPI_Abort(MPI_COMM_WORLD, 3);
             _exit(3);
         }
@@ -569,6 +572,7 @@ static void on_interrupt(int sig, void *arg)
         return;
     }
     if (s->rank == 0) {
+        sig = dl_launch_stop_cause(sig);
         cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString("interrupted"));
         char why[160];
         snprintf(why, sizeof(why), "interrupted by %s after %zu of %zu cases", dl_lw_signame(sig),
@@ -587,6 +591,7 @@ static void on_interrupt(int sig, void *arg)
         dl_lw_wait_recorded(DL_RECORD_WAIT_S);
     }
     fflush(NULL);
+    dl_launch_note(3);
     _exit(3);
 }
 
@@ -820,7 +825,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
                  : run_inprocess(sp, be, be_opts, inj, &out, o->timeout);
     dl_profiles_free(in.profiles, in.nprofiles);
     dl_progress_end();
-    int sig = dl_engine_interrupted();
+    int sig = dl_launch_stop_cause(dl_engine_interrupted());
     if (rank == 0 && stop) { /* who was killed, or which signal stopped the job */
         dl_lw_record(out.profile, hosts, nranks);
         if (sig)
@@ -841,6 +846,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
         dl_status_t io = dl_run_write(out.run, dir);
         int written = io == DL_OK; /* else run.json is the last whole version */
+        if (io == DL_OK) /* the record's code is the run's, whatever ends this process */
+            dl_launch_note(dl_status_exit_code(st));
         if (io == DL_OK && !o->quiet)
             printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
         if (io == DL_OK && stop) /* mpirun's SIGKILL may follow within a second: no charts */
@@ -856,8 +863,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
             /* The record says how the run ended, charts included. */
             cJSON_ReplaceItemInObject(out.run, "exit_code",
                                       cJSON_CreateNumber(dl_status_exit_code(st)));
-            if (written)
-                dl_run_write(out.run, dir);
+            if (written && dl_run_write(out.run, dir) == DL_OK)
+                dl_launch_note(dl_status_exit_code(st));
         }
         cJSON_Delete(out.run);
     }
@@ -870,6 +877,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         else
             dl_lw_wait_recorded(DL_RECORD_WAIT_S);
         fflush(NULL);
+        dl_launch_note(dl_status_exit_code(st));
         MPI_Abort(world, dl_status_exit_code(st));
     }
     return dl_status_exit_code(st);

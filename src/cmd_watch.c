@@ -8,7 +8,6 @@
  * check failed or a regression, 2 bad usage, 3 a step broke). */
 #include <errno.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +22,9 @@
 #include "analysis/analysis.h"
 #include "commands.h"
 #include "results/results.h"
+#include "sys/launch.h"
 #include "version.h"
 
-extern char **environ;
 
 typedef struct {
     const char *results, *textfile, *sweep, *preflight, *stat;
@@ -156,73 +155,41 @@ static dl_status_t setup(watch_t *w)
 
 /* ---- the steps: LAUNCHER dlcomm CMD ARGS..., output to a log and stdout ---- */
 
-static void tee(int from, FILE *log)
+static void tee(const char *buf, size_t n, void *arg)
 {
-    char buf[8192];
-    for (;;) {
-        ssize_t n = read(from, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        fwrite(buf, 1, (size_t)n, log);
-        fwrite(buf, 1, (size_t)n, stdout);
-        fflush(stdout);
-    }
+    fwrite(buf, 1, n, (FILE *)arg);
+    fwrite(buf, 1, n, stdout);
+    fflush(stdout);
 }
 
-/* Exit codes 0-3 mean what dlcomm's mean; anything else (a launcher's own
- * failure, a signal) is a step that broke. */
-static int wait_code(pid_t pid, const char *step)
-{
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) <= 3)
-        return WEXITSTATUS(status);
-    if (WIFEXITED(status))
-        dl_err("watch: %s: the launcher exited %d", step, WEXITSTATUS(status));
-    else
-        dl_err("watch: %s: ended by signal %d", step, WTERMSIG(status));
-    return 3;
-}
-
+/* The step's code is dlcomm's (src/sys/launch.h): rank 0's own, not
+ * mpirun's 1 after a signal; a launcher that failed or was killed is a
+ * step that broke. */
 static int run_step(watch_t *w, const char *step, char **argv)
 {
     char logpath[PATH_MAX + 16];
     snprintf(logpath, sizeof(logpath), "%s/%s.log", w->dir, step);
     FILE *log = fopen(logpath, "w");
-    int fds[2];
-    if (!log || pipe(fds) != 0) {
+    if (!log) {
         dl_err("watch: cannot write %s: %s", logpath, strerror(errno));
-        if (log)
-            fclose(log);
         return 3;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    pid_t pid;
     printf("watch: %s:", step);
     for (char **a = argv; *a; a++)
         printf(" %s", *a);
     printf("\n");
     fflush(stdout);
-    int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    int code = 3;
-    if (err) {
-        dl_err("watch: %s: cannot start %s: %s", step, argv[0], strerror(err));
-    } else {
-        tee(fds[0], log);
-        code = wait_code(pid, step);
-    }
-    close(fds[0]);
+    dl_launch_t r;
+    dl_launch_run(argv, tee, log, &r);
     fclose(log);
-    return code;
+    char how[128];
+    dl_launch_describe(&r, how, sizeof(how));
+    if (!r.started)
+        dl_err("watch: %s: cannot start %s: %s", step, argv[0], strerror(r.err));
+    else if (r.noted < 0 && r.code == 3 &&
+             (WIFSIGNALED(r.status) || WEXITSTATUS(r.status) != 3))
+        dl_err("watch: %s: the launcher %s", step, how);
+    return r.started ? r.code : 3;
 }
 
 static int step(watch_t *w, const char *cmd, const char *args, const char *const *extra)

@@ -16,6 +16,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_options(int argc, char **argv); /* hidden: the option tables as JSON */
 int cmd_tune(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 
 /* A plan another command measures through sweep's machinery (backend,
  * profiles, watchdog, checks, faults, run.json): tune's training steps. */

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "engine/engine.h"
+#include "sys/launch.h"
 #include "util/util.h"
 #include "version.h"
 
@@ -31,6 +32,7 @@ static const dl_cmd_t commands[] = {
     {"watch", cmd_watch, "the scheduled health check: preflight and sweep kept, compared, exported"},
     {"topo", cmd_topo, "hosts, GPUs, NICs, NUMA nodes and the paths between them"},
     {"profiles", cmd_profiles, "list the NCCL-settings profiles a sweep can run"},
+    {"launch", cmd_launch, "run mpirun or srun and exit with dlcomm's code, not the launcher's"},
     {"__worker", cmd_worker, NULL},
     {"__options", cmd_options, NULL},   /* the option tables as JSON, for the tests */
     {"__man", cmd_man, NULL},           /* the build writes dlcomm.1 with it */
@@ -194,8 +196,14 @@ int main(int argc, char **argv)
     if (strcmp(name, "--version") == 0)
         return cmd_version(0, NULL);
     for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (strcmp(commands[i].name, name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(commands[i].name, name) == 0) {
+            if (!commands[i].help) /* internal: a worker's code is its supervisor's business */
+                return commands[i].fn(argc - 1, argv + 1);
+            dl_launch_note_init(); /* a code for `dlcomm launch`, when it started this */
+            int code = commands[i].fn(argc - 1, argv + 1);
+            dl_launch_note(code);
+            return code;
+        }
     dl_err("unknown command '%s' (see dlcomm --help)", name);
     return 2;
 }

@@ -107,6 +107,7 @@ dl_status_t dl_worker_spawn(const dl_profile_t *p, const char *run_dir, int rank
     sigemptyset(&deflt);
     sigaddset(&deflt, SIGINT);
     sigaddset(&deflt, SIGTERM);
+    sigaddset(&deflt, DL_LW_STOP_SIGNAL);
     sigaddset(&deflt, SIGPIPE);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &deflt);

@@ -31,6 +31,7 @@ void dl_engine_signals_install(void)
     sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(DL_LW_STOP_SIGNAL, &sa, NULL); /* dlcomm launch's way of saying stop */
     signal(SIGPIPE, SIG_IGN);
 }
 

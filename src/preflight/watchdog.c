@@ -1,6 +1,8 @@
 /* A step that makes no progress (a peer hung, a link dead) must not hold a
  * Slurm prolog forever: past the timeout the job is aborted with exit 3, and
- * rank 0 leaves a JSON document that says which step broke. */
+ * rank 0 leaves a JSON document that says which step broke. A signal
+ * (SIGINT, SIGTERM, or dlcomm launch's SIGUSR2) ends it the same way, the
+ * document saying which: the main thread may sit in a collective. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -8,6 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "../engine/engine.h"
+#include "../sys/lastwords.h"
+#include "../sys/launch.h"
+
+/* How often the watchdog looks: mpirun, signalled, SIGKILLs the ranks a
+ * second after it passes its SIGTERM on. */
+#define WATCH_EVERY_US 100000
 
 static _Atomic double g_step_started;
 static char g_step[128];
@@ -24,7 +34,8 @@ void pf_step(const char *what)
     atomic_store(&g_step_started, dl_now());
 }
 
-static void write_broke(const char *step)
+/* sig: 0 for a timeout, else the signal that stopped it. */
+static void write_broke(const char *step, int sig)
 {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddNumberToObject(d, "schema", 1);
@@ -32,7 +43,10 @@ static void write_broke(const char *step)
     cJSON *v = cJSON_AddObjectToObject(d, "verdict");
     cJSON_AddStringToObject(v, "status", "broke");
     cJSON_AddStringToObject(v, "step", step);
-    cJSON_AddNumberToObject(v, "timeout_s", g_timeout);
+    if (sig)
+        cJSON_AddStringToObject(v, "interrupted_by", dl_lw_signame(sig));
+    else
+        cJSON_AddNumberToObject(v, "timeout_s", g_timeout);
     cJSON_AddNumberToObject(d, "exit_code", 3);
     char *s = g_json[0] ? cJSON_Print(d) : NULL;
     if (s)
@@ -47,24 +61,36 @@ static void *watch(void *arg)
 {
     (void)arg;
     for (;;) {
-        sleep(1);
+        usleep(WATCH_EVERY_US);
+        int sig = dl_engine_interrupted();
         double t = atomic_load(&g_step_started);
-        if (!(t > 0 && dl_now() - t > g_timeout))
+        if (!sig && !(t > 0 && dl_now() - t > g_timeout))
             continue;
         char step[128];
         pthread_mutex_lock(&g_step_lock);
         snprintf(step, sizeof(step), "%s", g_step);
         pthread_mutex_unlock(&g_step_lock);
-        dl_err("rank %d: %s made no progress for %.0f s: a peer is hung or a link is dead; "
-               "aborting (exit 3)", g_rank, step, g_timeout);
+        if (sig) {
+            sig = dl_launch_stop_cause(sig);
+            if (g_rank == 0)
+                dl_err("interrupted by %s during %s (exit 3)", dl_lw_signame(sig), step);
+        } else {
+            dl_err("rank %d: %s made no progress for %.0f s: a peer is hung or a link is dead; "
+                   "aborting (exit 3)", g_rank, step, g_timeout);
+        }
         if (g_rank == 0) {
-            printf("VERDICT BROKE %s timed out after %.0f s\n", step, g_timeout);
+            if (sig)
+                printf("VERDICT BROKE %s interrupted by %s\n", step, dl_lw_signame(sig));
+            else
+                printf("VERDICT BROKE %s timed out after %.0f s\n", step, g_timeout);
             fflush(stdout);
             if (g_json[0] || g_prom[0])
-                write_broke(step);
+                write_broke(step, sig);
         }
         if (g_rank != 0) /* rank 0 writes the JSON first; the abort kills it */
-            sleep(2);
+            usleep(sig ? 500000 : 2000000);
+        fflush(NULL);
+        dl_launch_note(3);
         MPI_Abort(MPI_COMM_WORLD, 3);
         _exit(3);
     }

@@ -176,7 +176,10 @@ static void drop_rank(cJSON *fl, cJSON *fr, int r)
     }
 }
 
-static int interrupting(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP; }
+static int interrupting(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == DL_LW_STOP_SIGNAL;
+}
 
 int dl_lw_record(cJSON *profile, const char *hosts, int nranks)
 {
@@ -279,4 +282,5 @@ void dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg)
     sa.sa_flags = SA_RESTART; /* MPI's own calls go on undisturbed */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(DL_LW_STOP_SIGNAL, &sa, NULL);
 }

@@ -48,7 +48,14 @@ const char *dl_lw_signame(int sig);
  * Returns how many ranks were added. */
 int dl_lw_record(cJSON *profile, const char *hosts, int nranks);
 
-/* SIGINT/SIGTERM: the handler notes the signal and wakes a thread, which
+/* How `dlcomm launch` asks the ranks to stop and record: mpirun and srun
+ * pass SIGUSR2 on to every rank as it is, where a SIGTERM to them ends the
+ * job their own way (mpirun: its code 1, SIGKILL a second later; srun: the
+ * step killed at once). Every dlcomm process takes it as it takes SIGTERM. */
+#include <signal.h>
+#define DL_LW_STOP_SIGNAL SIGUSR2
+
+/* SIGINT/SIGTERM/SIGUSR2: the handler notes the signal and wakes a thread, which
  * calls cb(sig, arg) once (it may take locks, write files, _exit). For a
  * process whose main thread may sit in an MPI call that never returns. */
 void dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg);

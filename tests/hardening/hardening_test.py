@@ -407,12 +407,15 @@ def world_rank(pid):
 
 
 def find_victim(top, target, rank):
-    """mpirun itself, the MPI process of `rank` (the mpi backend's rank, or
-    a worker backend's supervisor), or the worker of `rank`."""
-    if target == "mpirun":
+    """dlcomm launch or mpirun at the top, mpirun under dlcomm launch, the
+    MPI process of `rank` (the mpi backend's rank, or a worker backend's
+    supervisor), or the worker of `rank`."""
+    if target in ("top", "group", "all"):
         return top
     for q in tree(top):
         a = comm(q)
+        if target == "mpirun" and a and os.path.basename(a[0]) in (b"mpirun", b"mpiexec", b"orterun"):
+            return q
         if target == "rank" and b"sweep" in a and world_rank(q) == rank:
             return q
         if target == "worker" and b"__worker" in a and a[-2:-1] == [str(rank).encode()]:
@@ -420,22 +423,48 @@ def find_victim(top, target, rank):
     return None
 
 
-# Per case: (backend, ranks, target, rank, signal, mpirun's exit code, how
-# the profile it hit ends). mpirun's code is Open MPI 4.1's own: 1 when it
+# Per case: (how it is started, backend, ranks, target, rank, signal, the
+# exit code of the command the user ran, how the profile it hit ends).
+# Started as `mpirun ...`, the code is Open MPI 4.1's own: 1 when mpirun
 # was signalled itself (set before the ranks hear of it), a rank's own code
 # (3) when that rank ended the job, 128 + the signal when one was killed.
+# Started as `dlcomm launch mpirun ...`, it is dlcomm's: 3 in every case.
+# Targets: top (the command the user ran), group (its process group, as
+# timeout(1) signals), all (every process one by one, as systemd's stop or
+# Slurm's job kill do), mpirun (under launch), rank, worker.
 SIG_CASES = [
-    ("mpi", 2, "mpirun", 0, signal.SIGINT, 1, "interrupted"),
-    ("mpi", 2, "mpirun", 0, signal.SIGTERM, 1, "interrupted"),
-    ("mpi", 3, "rank", 1, signal.SIGTERM, 3, "interrupted"),
-    ("mpi", 4, "rank", 2, signal.SIGKILL, 137, "crashed"),
-    ("mpi", 2, "rank", 1, signal.SIGSEGV, 139, "crashed"),
-    ("sim", 2, "mpirun", 0, signal.SIGINT, 1, "interrupted"),
-    ("sim", 2, "mpirun", 0, signal.SIGTERM, 1, "interrupted"),
-    ("sim", 2, "rank", 1, signal.SIGTERM, 3, "interrupted"),
-    ("sim", 3, "rank", 1, signal.SIGKILL, 137, "crashed"),
-    ("sim", 2, "worker", 1, signal.SIGKILL, 3, "crashed"),
-    ("sim", 2, "worker", 0, signal.SIGSEGV, 3, "crashed"),
+    ("mpirun", "mpi", 2, "top", 0, signal.SIGINT, 1, "interrupted"),
+    ("mpirun", "mpi", 2, "top", 0, signal.SIGTERM, 1, "interrupted"),
+    ("mpirun", "mpi", 3, "rank", 1, signal.SIGTERM, 3, "interrupted"),
+    ("mpirun", "mpi", 4, "rank", 2, signal.SIGKILL, 137, "crashed"),
+    ("mpirun", "mpi", 2, "rank", 1, signal.SIGSEGV, 139, "crashed"),
+    ("mpirun", "sim", 2, "top", 0, signal.SIGINT, 1, "interrupted"),
+    ("mpirun", "sim", 2, "top", 0, signal.SIGTERM, 1, "interrupted"),
+    ("mpirun", "sim", 2, "rank", 1, signal.SIGTERM, 3, "interrupted"),
+    ("mpirun", "sim", 3, "rank", 1, signal.SIGKILL, 137, "crashed"),
+    ("mpirun", "sim", 2, "worker", 1, signal.SIGKILL, 3, "crashed"),
+    ("mpirun", "sim", 2, "worker", 0, signal.SIGSEGV, 3, "crashed"),
+    ("launch", "mpi", 2, "top", 0, signal.SIGINT, 3, "interrupted"),
+    ("launch", "mpi", 2, "top", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "mpi", 2, "group", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "mpi", 2, "mpirun", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "mpi", 2, "all", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "mpi", 4, "rank", 2, signal.SIGKILL, 3, "crashed"),
+    ("launch", "mpi", 2, "rank", 0, signal.SIGKILL, 3, None),
+    ("launch", "sim", 2, "top", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "sim", 2, "worker", 1, signal.SIGKILL, 3, "crashed"),
+]
+# On a GPU host (--sig-backends nccl): one rank (NCCL refuses two ranks on
+# one GPU), its profiles in workers as on sim.
+SIG_CASES_NCCL = [
+    ("mpirun", "nccl", 1, "top", 0, signal.SIGTERM, 1, "interrupted"),
+    ("mpirun", "nccl", 1, "worker", 0, signal.SIGSEGV, 3, "crashed"),
+    ("launch", "nccl", 1, "top", 0, signal.SIGINT, 3, "interrupted"),
+    ("launch", "nccl", 1, "top", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "nccl", 1, "all", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "nccl", 1, "worker", 0, signal.SIGKILL, 3, "crashed"),
+    ("launch", "nccl", 1, "rank", 0, signal.SIGTERM, 3, "interrupted"),
+    ("launch", "nccl", 1, "rank", 0, signal.SIGKILL, 3, None),
 ]
 
 
@@ -448,6 +477,9 @@ def sig_sweep(backend, out):
     if backend == "mpi":
         return ["--backend", "mpi", "-b", "8", "-e", "128", "--budget", "0.25", "--ci-target",
                 "0.000001", "--max-iters", "2000000000"] + common, {}
+    if backend == "nccl":
+        return ["--backend", "nccl", "-b", "8", "-e", "128", "--budget", "0.25", "--ci-target",
+                "0.000001", "--max-iters", "2000000000", "-p", "default,ring"] + common, {}
     return ["--backend", "sim", "-b", "256M", "-e", "512M", "-n", "2", "-p", "default,ring"] + \
         common, {"DLCOMM_INJECT": "slow:*:default:40"}
 
@@ -461,18 +493,22 @@ def g_signals():
     signal on stderr and in run.json."""
     import threading
     host = os.uname().nodename
-    for backend, np_, target, rank, sig, want_rc, want_status in SIG_CASES:
-        name = "sig_%s_%s%s_%s" % (backend, target, "" if target == "mpirun" else rank, sig.name)
+    cases = [c for c in SIG_CASES + SIG_CASES_NCCL if c[1] in A.sig_backends.split(",")]
+    for via, backend, np_, target, rank, sig, want_rc, want_status in cases:
+        label = "mpirun" if target == "top" and via == "mpirun" else target
+        name = "sig_%s%s_%s%s_%s" % ("launch_" if via == "launch" else "", backend, label,
+                                     rank if target in ("rank", "worker") else "", sig.name)
         d = fresh(name)
         args, env = sig_sweep(backend, d)
-        cmd = shlex.split(A.mpirun) + ["-np", str(np_)]
+        cmd = ([A.bin, "launch"] if via == "launch" else []) + shlex.split(A.mpirun) + \
+            ["-np", str(np_)]
         for k in env:
             cmd += ["-x", k]
         cmd += [A.bin, "sweep"] + args
         e = dict(os.environ, NCCL_NVLS_ENABLE="0", **env)
         t0 = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
-                             start_new_session=True)
+                             stdin=subprocess.DEVNULL, start_new_session=True)
         rows, first_row, errb = [], threading.Event(), []
 
         def read_out():
@@ -486,12 +522,30 @@ def g_signals():
         if first_row.wait(30):
             victim = find_victim(p.pid, target, rank)
         seen = len(rows)
+        status_file = None
+        for q in tree(p.pid):
+            try:
+                with open("/proc/%d/environ" % q, "rb") as f:
+                    for kv in f.read().split(b"\0"):
+                        if kv.startswith(b"DLCOMM_LAUNCH_STATUS="):
+                            status_file = kv.split(b"=", 1)[1].decode()
+            except OSError:
+                pass
+        if via == "launch" and not status_file:
+            problems_early = "launch gave its processes no DLCOMM_LAUNCH_STATUS"
+            check(name, False, problems_early)
         if victim is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             check(name, False, "no %s %d found (or no row within 30 s)" % (target, rank))
             continue
-        os.kill(victim, sig)
+        if target == "group":
+            os.killpg(victim, sig)
+        elif target == "all":
+            for q in [victim] + tree(victim):
+                os.kill(q, sig)
+        else:
+            os.kill(victim, sig)
         try:
             p.wait(30)
         except subprocess.TimeoutExpired:
@@ -502,14 +556,27 @@ def g_signals():
         took = time.time() - t0
         problems = []
         if p.returncode != want_rc:
-            problems.append("mpirun exit %s, want %s" % (p.returncode, want_rc))
+            problems.append("%s exit %s, want %s" % (via, p.returncode, want_rc))
+        if status_file and os.path.exists(os.path.dirname(status_file)):
+            problems.append("launch left %s" % os.path.dirname(status_file))
         rj = {}
         try:
             rj = load_json_strict(os.path.join(d, "run.json"))
         except (OSError, ValueError) as ex:
-            problems.append("run.json: %s" % ex)
+            # rank 0 killed in the first collective: nothing finished, nothing written
+            if want_status is not None or os.path.exists(os.path.join(d, "run.json")):
+                problems.append("run.json: %s" % ex)
         profs = rj.get("profiles", [])
         statuses = [pr.get("status") for pr in profs]
+        if want_status is None:
+            # rank 0 killed: run.json as last written (whole, if any), and dlcomm's code
+            said = [l for l in err.splitlines() if l.startswith("dlcomm:") and "launch:" in l
+                    and "rank 0 left no code" in l]
+            if not said:
+                problems.append("no launch line saying rank 0 left no code")
+            check(name, not problems, "(%.1f s) %s; stderr %r" % (
+                time.time() - t0, "; ".join(problems), err[-400:]))
+            continue
         if rj and rj.get("exit_code") != 3:
             problems.append("exit_code %s" % rj.get("exit_code"))
         if "running" in statuses or not profs:
@@ -530,9 +597,9 @@ def g_signals():
         left = [f for f in os.listdir(d) if f.startswith(".run.") or f == ".dlcomm.ranks"]
         if left:
             problems.append("left in the folder: %s" % left)
-        if backend == "sim" and target != "worker" and "skipped" not in statuses:
+        if backend != "mpi" and target != "worker" and "skipped" not in statuses:
             problems.append("the profile never run is not recorded: %s" % statuses)
-        if backend == "sim" and target == "worker" and statuses[1:] != ["ok"]:
+        if backend != "mpi" and target == "worker" and statuses[1:] != ["ok"]:
             problems.append("the sweep did not go on after the worker: %s" % statuses)
         if want_status == "crashed":
             # the rank (or worker), its host and the signal, on stderr and in run.json
@@ -550,14 +617,121 @@ def g_signals():
                     rank, sig.name, hit.get("failures")))
         else:
             said = [l for l in err.splitlines() if l.startswith("dlcomm:") and "interrupted by SIG" in l]
-            if not said:
+            # signalled twice, mpirun leaves at once, and the ranks' stderr (which it carries)
+            # with it: their record and rank 0's code are what count
+            if not said and target != "all":
                 problems.append("no dlcomm line saying it was interrupted")
-            if target == "mpirun" and rj.get("interrupted_by") != "SIGTERM":
-                problems.append("interrupted_by %s" % rj.get("interrupted_by"))
+            # mpirun signalled passes SIGTERM on; dlcomm launch asks the ranks to stop
+            # (SIGUSR2) and they record the signal launch got
+            want_by = sig.name if via == "launch" and target in ("top", "group") else "SIGTERM"
+            if target in ("top", "group", "all", "mpirun") and rj.get("interrupted_by") != want_by:
+                problems.append("interrupted_by %s, want %s" % (rj.get("interrupted_by"), want_by))
         check(name, not problems, "(%.1f s) %s; stderr %r" % (took, "; ".join(problems), err[-400:]))
         if not problems:
             print("     %.1f s, %d rows printed before the signal, %d kept, %s" % (
                 took, seen, kept, statuses))
+    sig_terminal(A.sig_backends.split(",")[0])
+    if "mpi" in A.sig_backends.split(","):
+        sig_preflight()
+
+
+def sig_preflight():
+    """preflight signalled mid-way, through mpirun and through dlcomm launch:
+    its JSON says it broke, interrupted by the signal sent, in which step,
+    with exit_code 3 (mpirun's own code aside: 1)."""
+    for via, want_rc in (("mpirun", 1), ("launch", 3)):
+        name = "sig_%spreflight_SIGTERM" % ("launch_" if via == "launch" else "")
+        j = tmp(name + ".json")
+        cmd = ([A.bin, "launch"] if via == "launch" else []) + shlex.split(A.mpirun) + \
+            ["-np", "2", A.bin, "preflight", "--no-gpu", "--budget", "2", "--json", j]
+        t0 = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+        first = p.stdout.readline()  # the first check's line: it is under way
+        os.kill(p.pid, signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+        problems = []
+        if not first:
+            problems.append("no line before the signal")
+        if p.returncode != want_rc:
+            problems.append("exit %s, want %s" % (p.returncode, want_rc))
+        try:
+            d = load_json_strict(j)
+            v = d.get("verdict", {})
+            if d.get("exit_code") != 3 or v.get("status") != "broke" or \
+                    v.get("interrupted_by") != "SIGTERM" or not v.get("step"):
+                problems.append("json %s %s" % (d.get("exit_code"), v))
+        except (OSError, ValueError) as ex:
+            problems.append("json: %s" % ex)
+        if b"VERDICT BROKE" not in out:
+            problems.append("no VERDICT BROKE line")
+        check(name, not problems, "(%.1f s) %s; stderr %r" % (
+            time.time() - t0, "; ".join(problems), err.decode(errors="replace")[-300:]))
+
+
+def sig_terminal(backend):
+    """Ctrl-C at a terminal, `dlcomm launch` in its foreground: the terminal
+    signals the whole foreground group, mpirun included, so launch must not
+    pass the signal on a second time (Open MPI's mpirun, signalled twice
+    within 5 s, exits at once without its ranks' record). Exit 3, the run
+    recorded as interrupted with its rows."""
+    import pty
+    import re
+    import select
+    name = "sig_launch_%s_terminal_ctrl_c" % backend
+    d = fresh(name)
+    args, env = sig_sweep(backend, d)
+    np_ = "1" if backend == "nccl" else "2"
+    cmd = [A.bin, "launch"] + shlex.split(A.mpirun) + ["-np", np_]
+    for k in env:
+        cmd += ["-x", k]
+    cmd += [A.bin, "sweep"] + args
+    t0 = time.time()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["NCCL_NVLS_ENABLE"] = "0"
+        os.environ.update(env)
+        os.execvp(cmd[0], cmd)
+    out, sent = b"", False
+    row = re.compile(rb"^\s*\d+\s+\d+\s", re.M)
+    while time.time() - t0 < 60:
+        r, _, _ = select.select([fd], [], [], 0.5)
+        if not r:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        out += chunk
+        if not sent and row.search(out):
+            os.write(fd, b"\x03")
+            sent = True
+    _, st = os.waitpid(pid, 0)
+    os.close(fd)
+    rc = os.waitstatus_to_exitcode(st)
+    problems = []
+    if not sent:
+        problems.append("no row within 60 s")
+    if rc != 3:
+        problems.append("exit %s, want 3" % rc)
+    try:
+        rj = load_json_strict(os.path.join(d, "run.json"))
+        statuses = [pr.get("status") for pr in rj.get("profiles", [])]
+        if rj.get("exit_code") != 3 or statuses[0] != "interrupted" or "running" in statuses:
+            problems.append("exit_code %s, statuses %s" % (rj.get("exit_code"), statuses))
+        if not rj["profiles"][0].get("results"):
+            problems.append("no row kept")
+    except (OSError, ValueError, KeyError, IndexError) as ex:
+        problems.append("run.json: %s" % ex)
+    check(name, not problems, "(%.1f s) %s; terminal %r" % (
+        time.time() - t0, "; ".join(problems), out.decode(errors="replace")[-400:]))
 
 
 # ---------------------------------------------------------------- secrets --
@@ -753,6 +927,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mpirun", default="mpirun --oversubscribe")
+    ap.add_argument("--sig-backends", default="mpi,sim",
+                    help="signals: the backends whose cases run (nccl: on a GPU host)")
     ap.add_argument("--src", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     ap.add_argument("groups", nargs="+", choices=sorted(GROUPS))
     A = ap.parse_args()

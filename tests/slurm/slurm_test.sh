@@ -5,7 +5,10 @@
 # sbatch   3 nodes: `sbatch -N3 scripts/sbatch-sweep.sh` (CPU ranks, mpi
 #          backend, a short sweep): its preflight gate passes, run.json lands
 #          in results/DATE-slurm-JOBID under the submit folder with results,
-#          and sacct (from the jobcomp file: no slurmdbd) says COMPLETED.
+#          and sacct (from the jobcomp file: no slurmdbd) says COMPLETED;
+#          mpirun inside the allocation places its ranks by node; a job run
+#          through dlcomm launch srun, stopped by scancel -s TERM -b, ends
+#          with exit code 3 and a run.json recorded as interrupted.
 # drain    4 nodes, PrologSlurmctld=scripts/slurm-prolog.sh, the second node's
 #          link at 100 Mbit/s (tc tbf): a 3-node job's prolog drains exactly
 #          that node with dlcomm's reason, the job is requeued and COMPLETED
@@ -177,6 +180,34 @@ hosts = {h["name"]: h["ranks"] for h in fp["hosts"]}
 p = sys.argv[2]
 assert hosts == {p + "1": [0, 1], p + "2": [2, 3], p + "3": [4, 5]}, hosts
 print(f"mpirun inside the job: ranks by host {hosts}")
+PY
+  # A job stopped: `scancel -s TERM -b` signals the batch step's processes,
+  # dlcomm launch (exec'd by the script) passes it on to srun as SIGUSR2,
+  # which srun gives every task (srun itself, sent SIGTERM, would kill the
+  # step at once): the ranks record the run, and the job's exit code is 3.
+  printf '#!/bin/bash\nexec %s launch srun --mpi=pmix %s sweep --backend mpi -c allreduce,allgather -b 8 -e 128 --budget 0.5 --ci-target 0.000001 --max-iters 2000000000 -w 0 --timeout 60 --out %s\n' \
+    "$bin" "$bin" "$work/stopped" > "$work/stopped.sh"
+  chmod +x "$work/stopped.sh"
+  id3=$(sbatch --parsable -N3 --ntasks-per-node=1 --chdir="$work" -o "$work/job-%j.out" "$work/stopped.sh")
+  echo "submitted job $id3 (to be stopped)"
+  for ((i = 0; i < 120; i++)); do
+    grep -q '^ *8 ' "$work/job-$id3.out" 2> /dev/null && break
+    sleep 0.5
+  done
+  scancel -s TERM -b "$id3"
+  st=$(wait_job "$id3" 60)
+  grep -v '^ ' "$work/job-$id3.out" | grep -v '^#' || true
+  code=$(field "$(scontrol show job -o "$id3")" ExitCode)
+  [ "$st" = FAILED ] && [ "$code" = 3:0 ] || fail "job $id3 ended $st, exit code $code (want FAILED, 3:0)"
+  python3 - "$work/stopped/run.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))
+st = [p["status"] for p in run["profiles"]]
+rows = sum(len(p["results"]) for p in run["profiles"])
+assert run["exit_code"] == 3 and st == ["interrupted"], (run["exit_code"], st)
+assert run.get("interrupted_by") == "SIGTERM", run.get("interrupted_by")
+assert rows >= 1, rows
+print(f"stopped job: exit 3, run.json {st} by {run['interrupted_by']}, {rows} rows kept")
 PY
   ;;
 healthy)

@@ -1,0 +1,360 @@
+/* A launcher run to its end, ending with dlcomm's exit code (launch.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lastwords.h"
+
+extern char **environ;
+
+#define STATUS_ENV "DLCOMM_LAUNCH_STATUS"
+/* After the command is gone, how long its output pipe may stay open (a
+ * rank still writing its record after mpirun left). */
+#define DRAIN_S 5.0
+/* How long the ranks have to record after DL_LW_STOP_SIGNAL (they need
+ * well under a second) before the signal itself follows. */
+#define ESCALATE_S 5.0
+
+static char g_note_path[PATH_MAX];
+
+/* Rank 0 alone speaks for the job (it writes the record; the others
+ * follow it), or the one process of a command run without ranks. */
+static int is_rank0(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strcmp(v, "0") == 0;
+    }
+    return 1;
+}
+
+void dl_launch_note_init(void)
+{
+    const char *p = getenv(STATUS_ENV);
+    if (p && *p && strlen(p) < sizeof(g_note_path) && is_rank0())
+        memcpy(g_note_path, p, strlen(p) + 1);
+}
+
+void dl_launch_note(int code)
+{
+    if (!g_note_path[0])
+        return;
+    /* The file exists (the launcher made it): never create one, never
+     * follow a link, where a path came from the environment. */
+    int fd = open(g_note_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char line[2] = {(char)('0' + (code >= 0 && code <= 9 ? code : 9)), '\n'};
+    ssize_t w = write(fd, line, sizeof(line));
+    (void)w;
+    close(fd);
+}
+
+/* The launcher's side file, beside the status file: the signal it got. */
+static void cause_path(const char *status, char *buf, size_t len)
+{
+    const char *slash = strrchr(status, '/');
+    snprintf(buf, len, "%.*s/signal", slash ? (int)(slash - status) : 0, status);
+}
+
+int dl_launch_stop_cause(int sig)
+{
+    if (sig != DL_LW_STOP_SIGNAL || !g_note_path[0])
+        return sig;
+    char path[PATH_MAX + 16], buf[16] = "";
+    cause_path(g_note_path, path, sizeof(path));
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    int cause = n > 0 ? atoi(buf) : 0;
+    return cause == SIGINT || cause == SIGTERM || cause == SIGHUP ? cause : sig;
+}
+
+static void write_cause(const char *status, int sig)
+{
+    char path[PATH_MAX + 16], line[16];
+    cause_path(status, path, sizeof(path));
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    int n = snprintf(line, sizeof(line), "%d\n", sig);
+    if (fd >= 0) {
+        ssize_t w = write(fd, line, (size_t)n);
+        (void)w;
+        close(fd);
+    }
+}
+
+/* The worst code in the file, -1 when there is none. */
+static int read_notes(const char *path)
+{
+    int worst = -1, fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char buf[4096];
+    ssize_t n;
+    while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] >= '0' && buf[i] <= '9' && buf[i] - '0' > worst)
+                worst = buf[i] - '0';
+    if (fd >= 0)
+        close(fd);
+    return worst;
+}
+
+/* environ with NAME=path set (replacing any inherited one); *kv is freed by
+ * the caller. */
+static char **env_with_status(const char *path, char **kv)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof(char *));
+    size_t l = strlen(STATUS_ENV) + 1 + strlen(path) + 1;
+    *kv = malloc(l);
+    if (!env || !*kv) {
+        free(env);
+        free(*kv);
+        *kv = NULL;
+        return NULL;
+    }
+    snprintf(*kv, l, "%s=%s", STATUS_ENV, path);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], STATUS_ENV "=", sizeof(STATUS_ENV)) != 0)
+            env[m++] = environ[i];
+    env[m++] = *kv;
+    env[m] = NULL;
+    return env;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int code_of(const dl_launch_t *r)
+{
+    int st = r->status;
+    int broke = WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) > 3);
+    int lc = WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+    if (broke)
+        return 3;
+    if (r->noted >= 0) { /* the launcher's 1 may be its own: rank 0's word counts */
+        int l = lc == 1 ? 0 : lc, c = r->noted > l ? r->noted : l;
+        return c > 3 ? 3 : c;
+    }
+    return lc == 1 && r->signalled ? 3 : lc;
+}
+
+void dl_launch_describe(const dl_launch_t *r, char *buf, size_t len)
+{
+    if (WIFSIGNALED(r->status))
+        snprintf(buf, len, "was killed by %s", dl_lw_signame(WTERMSIG(r->status)));
+    else
+        snprintf(buf, len, "exited %d%s%s", WEXITSTATUS(r->status), r->signalled ? " after " : "",
+                 r->signalled ? dl_lw_signame(r->signalled) : "");
+}
+
+/* The child's side: its own group without a terminal, SIGTERM if the
+ * launcher dies, dispositions and mask as a fresh process has them. */
+static void child(char *const argv[], char **env, int interactive, pid_t parent, int out_fd,
+                  int err_fd)
+{
+    if (!interactive)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) /* the launcher died before the line above */
+        _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0))
+        _exit(127);
+    execvpe(argv[0], argv, env);
+    int e = errno;
+    ssize_t w = write(err_fd, &e, sizeof(e));
+    (void)w;
+    _exit(127);
+}
+
+/* Waits for the child, passing signals on and output through, until it is
+ * reaped and its output closed (or DRAIN_S after it is reaped). The first
+ * signal goes on as DL_LW_STOP_SIGNAL (the ranks record and end, and the
+ * launcher ends with their code); a second one, or ESCALATE_S without an
+ * end, goes on as it came. */
+static void supervise(pid_t pid, int sfd, int out_fd, int interactive, const char *status,
+                      dl_launch_out_fn out, void *arg, dl_launch_t *r)
+{
+    int reaped = 0, passed = 0;
+    double reaped_at = 0, stop_at = 0;
+    while (!reaped || out_fd >= 0) {
+        struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = out_fd, .events = POLLIN}};
+        int wait_ms = reaped ? (int)((DRAIN_S - (now_s() - reaped_at)) * 1000) : -1;
+        if (reaped && wait_ms <= 0)
+            break;
+        if (!reaped && passed == 1) {
+            double left = ESCALATE_S - (now_s() - stop_at);
+            if (left <= 0) {
+                kill(pid, r->signalled);
+                passed = 2;
+            } else {
+                wait_ms = (int)(left * 1000) + 1;
+            }
+        }
+        if (poll(pf, out_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR)
+            break;
+        if (pf[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                if (si.ssi_signo == SIGCHLD) {
+                    int st;
+                    if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
+                        reaped = 1;
+                        reaped_at = now_s();
+                        r->status = st;
+                    }
+                } else if (!reaped) {
+                    r->signalled = (int)si.ssi_signo;
+                    /* the terminal sent it to the whole group, the child included */
+                    if (interactive && si.ssi_code == SI_KERNEL) {
+                        passed = 2;
+                    } else if (passed == 0) {
+                        if (status) /* what rank 0 records as the cause */
+                            write_cause(status, r->signalled);
+                        kill(pid, DL_LW_STOP_SIGNAL);
+                        stop_at = now_s();
+                        passed = 1;
+                    } else {
+                        kill(pid, (int)si.ssi_signo);
+                        passed = 2;
+                    }
+                }
+            }
+        }
+        if (out_fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char buf[8192];
+            ssize_t n = read(out_fd, buf, sizeof(buf));
+            if (n > 0)
+                out(buf, (size_t)n, arg);
+            else if (n == 0 || errno != EINTR) {
+                close(out_fd);
+                out_fd = -1;
+            }
+        }
+    }
+    if (out_fd >= 0)
+        close(out_fd);
+    if (!reaped) { /* the output outlived its drain: the child still must be reaped */
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        r->status = st;
+    }
+}
+
+void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launch_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->noted = -1;
+    r->code = 3;
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX], path[PATH_MAX + 16], *kv = NULL;
+    snprintf(dir, sizeof(dir), "%s/dlcomm-launch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int have_dir = mkdtemp(dir) != NULL;
+    snprintf(path, sizeof(path), "%s/status", dir);
+    int fd = have_dir ? open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
+    if (fd >= 0)
+        close(fd);
+    /* Without a status file the launcher's own code is all there is. */
+    char **env = fd >= 0 ? env_with_status(path, &kv) : NULL;
+
+    int interactive = isatty(0) && tcgetpgrp(0) == getpgrp();
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    int ep[2] = {-1, -1}, op[2] = {-1, -1};
+    pid_t parent = getpid(), pid = -1;
+    if (sfd >= 0 && pipe2(ep, O_CLOEXEC) == 0 && (!out || pipe2(op, O_CLOEXEC) == 0))
+        pid = fork();
+    else
+        r->err = errno;
+    if (pid == 0)
+        child(argv, env ? env : environ, interactive, parent, op[1], ep[1]);
+    if (pid < 0 && !r->err)
+        r->err = errno;
+    if (ep[1] >= 0)
+        close(ep[1]);
+    if (op[1] >= 0)
+        close(op[1]);
+    if (pid > 0) {
+        if (!interactive)
+            setpgid(pid, pid); /* as the child does: whichever runs first */
+        int e = 0;
+        ssize_t n;
+        while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+            ;
+        if (n == (ssize_t)sizeof(e)) { /* exec failed: nothing ran */
+            r->err = e;
+            while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
+                ;
+            if (op[0] >= 0)
+                close(op[0]);
+        } else {
+            r->started = 1;
+            supervise(pid, sfd, op[0], interactive, fd >= 0 ? path : NULL, out, arg, r);
+        }
+    } else if (op[0] >= 0) {
+        close(op[0]);
+    }
+    if (ep[0] >= 0)
+        close(ep[0]);
+    if (sfd >= 0)
+        close(sfd);
+    /* A SIGCHLD or a signal still pending when the mask returns would act
+     * now: the signals were passed on, the child reaped. */
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&set, NULL, &zero) > 0)
+        ;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (fd >= 0) {
+        r->noted = read_notes(path);
+        unlink(path);
+        char cause[PATH_MAX + 16];
+        cause_path(path, cause, sizeof(cause));
+        unlink(cause);
+    }
+    if (have_dir)
+        rmdir(dir);
+    free(env);
+    free(kv);
+    if (r->started)
+        r->code = code_of(r);
+}
