@@ -613,11 +613,15 @@ def c_inputs(count):
             d = fresh("in-out")
             a = cmdf(f, d)
             rc, _, err, _, c = run(a, timeout=40)
+            before = len(STATS[CUR]["findings"])
             judge(c, rc, err, outdirs=[d] if "--out" in a and a[0] != "plot" else [])
             if rc not in (0, 1, 2):
                 finding("%s: exit %s on a mutated input" % (name, rc), c, rc, err)
             if rc == 2 and len(dlcomm_lines(err)) != 1:
                 finding("%s: exit 2 with %d dlcomm lines" % (name, len(dlcomm_lines(err))), c, rc, err)
+            if len(STATS[CUR]["findings"]) > before and A.keep:  # the input, to reproduce it
+                os.makedirs(A.keep, exist_ok=True)
+                shutil.copy(f, os.path.join(A.keep, "%s-%d.json" % (name, i)))
 
 
 # --------------------------------------------------------------- readers --
@@ -753,6 +757,7 @@ def main():
     ap.add_argument("--src", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--json", help="write every class's figures and findings here")
+    ap.add_argument("--keep", help="copy each input file that made a finding into this folder")
     ap.add_argument("classes", nargs="*", default=list(CLASSES))
     A = ap.parse_args()
     A.bin = os.path.abspath(A.bin)

@@ -71,6 +71,9 @@ typedef struct {
 
 /* ---- the system description ---- */
 
+#define DL_SIM_MAX_GPN 1024        /* GPUs (or NICs) of one node */
+#define DL_SIM_MAX_RANKS (1 << 20) /* nodes x GPUs a node */
+
 static dl_status_t sys_bad(const char *path, const char *what, const char *name)
 {
     dl_err("system %s: %s%s%s", path, what, name ? " " : "", name ? name : "");
@@ -93,6 +96,20 @@ static dl_status_t num(const char *path, const cJSON *o, const char *key, double
     return DL_OK;
 }
 
+/* A count (GPUs, nodes, NICs): a whole number in [min, max], so that it
+ * and the ranks made of it fit an int (2^63 nodes was SIGFPE). */
+static dl_status_t count(const char *path, const cJSON *o, const char *key, double min, double max,
+                         double def, double *out)
+{
+    dl_status_t st = num(path, o, key, min, def, out);
+    if (st == DL_OK && (*out > max || *out != (double)(long long)*out)) {
+        char what[96];
+        snprintf(what, sizeof(what), "must be a whole number from %.0f to %.0f:", min, max);
+        return sys_bad(path, what, key);
+    }
+    return st;
+}
+
 static dl_status_t parse_paths(const char *file, const cJSON *ps, sim_system_t *s)
 {
     if (!cJSON_IsObject(ps))
@@ -105,6 +122,8 @@ static dl_status_t parse_paths(const char *file, const cJSON *ps, sim_system_t *
             ;
         if (k == P_COUNT)
             return sys_bad(file, "unknown path (nvlink, pcie, shm, ib, socket):", p->string);
+        if (!cJSON_IsObject(p)) /* an array's items have no names to check */
+            return sys_bad(file, "a path must be an object:", p->string);
         const cJSON *f;
         cJSON_ArrayForEach(f, p)
             if (strcmp(f->string, "bw_gbyte_s") && strcmp(f->string, "lat_us") &&
@@ -166,16 +185,16 @@ static dl_status_t parse_system(const char *file, const cJSON *j, sim_system_t *
         return sys_bad(file, "missing \"name\"", NULL);
     snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
     double g, n, nics = 0, gbit = 0;
-    dl_status_t st = num(file, j, "gpus_per_node", 1, -1, &g);
+    dl_status_t st = count(file, j, "gpus_per_node", 1, DL_SIM_MAX_GPN, -1, &g);
     if (st == DL_OK)
-        st = num(file, j, "nodes", 1, 1, &n);
+        st = count(file, j, "nodes", 1, DL_SIM_MAX_RANKS, 1, &n);
     if (st == DL_OK)
         st = num(file, j, "launch_us", 0, 5, &s->launch_us);
     if (st == DL_OK)
         st = num(file, j, "jitter", 0, 0.005, &s->jitter);
     const cJSON *nic = cJSON_GetObjectItem(j, "nics");
     if (st == DL_OK && nic) {
-        st = num(file, nic, "count", 0, -1, &nics);
+        st = count(file, nic, "count", 0, DL_SIM_MAX_GPN, -1, &nics);
         if (st == DL_OK)
             st = num(file, nic, "speed_gbit_s", 0, nics > 0 ? -1 : 0, &gbit);
         s->gdr = !cJSON_IsFalse(cJSON_GetObjectItem(nic, "gdr"));
@@ -553,7 +572,13 @@ static dl_status_t sim_setup(void *opts, dl_backend_setup_t *out)
     if (st != DL_OK)
         return st;
     o->system = out->system;
-    out->nodes = o->nodes > 0 ? (int)o->nodes : nodes;
+    long long nn = o->nodes > 0 ? o->nodes : nodes;
+    if (nn * gpn > DL_SIM_MAX_RANKS) { /* the ranks are ints, and each has its figures */
+        dl_err("--sim-nodes %lld: %lld modelled ranks (%d a node); the sim models at most %d", nn,
+               nn * gpn, gpn, DL_SIM_MAX_RANKS);
+        return DL_ERR_USAGE;
+    }
+    out->nodes = (int)nn;
     out->ranks = out->nodes * gpn;
     return DL_OK;
 }

@@ -900,6 +900,19 @@ def g_wide():
         for opt in ("--bucket-caps", "--fusion-thresholds", "--cycle-times"):
             expect_usage("tune_list_%s_%s" % (fw, opt[2:]), ["tune", "--plan-only", "--framework", fw, opt, "1,,x"],
                          want=opt)
+    # the sim's system file: counts that do not fit an int (2^63 nodes was SIGFPE in the
+    # worker), a path that is not an object (SIGSEGV); --sim-nodes past the ranks an int
+    # holds (ran, and recorded a negative time as a result)
+    sysj = json.load(open(os.path.join(A.src, "topologies", "systems", "h200-sxm-8.json")))
+    for tag, key, val in (("nodes_2e63", "nodes", 2 ** 63), ("gpn_half", "gpus_per_node", 1.5),
+                          ("path_array", "paths", dict(sysj["paths"], socket=[1, "a"]))):
+        f = write(tmp("sys-%s.json" % tag), json.dumps(dict(sysj, **{key: val})))
+        expect_usage("sim_system_%s" % tag, ["sweep", "--backend", "sim", "-c", "allreduce", "-b", "8", "-e", "8",
+                                             "-n", "1", "-w", "0", "-q", "--system", f, "--out", fresh("sys")],
+                     want=key if key != "paths" else "socket")
+    expect_usage("sim_nodes_past_int", ["sweep", "--backend", "sim", "-c", "allreduce", "-b", "8", "-e", "8", "-n",
+                                        "1", "-w", "0", "-q", "--sim-nodes", "2147483647", "--out", fresh("simn")],
+                 want="--sim-nodes")
     # a fault planted on a profile the run does not have would never fire: exit 2
     d = fresh("inj-noprof")
     rc, _, err = run(["sweep", "--backend", "sim", "-c", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0",
