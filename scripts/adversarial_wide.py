@@ -98,6 +98,8 @@ def judge(cmd, rc, err, outdirs=(), files=(), want_run=False, mpi=0):
         return False
     if rc not in (0, 1, 2, 3):
         finding("exit %s (a signal or an undocumented code)" % rc, cmd, rc, err)
+    if "Sanitizer" in err or "runtime error:" in err:  # an ASan/UBSan build's report
+        finding("a sanitizer report", cmd, rc, err[err.find("Sanitizer") - 200:])
     if rc == 2 and not dlcomm_lines(err):
         finding("exit 2 without a dlcomm line", cmd, rc, err)
     if rc == 3 and not dlcomm_lines(err):
@@ -486,11 +488,13 @@ def c_stdio(count):
                     rc = p.wait(60)
                 if mpi and how == "pipe" and rc == 1:
                     # Open MPI's mpirun aborts the job when its reader goes ("SIGPIPE
-                    # detected"): the ranks get SIGTERM, as after kill mpirun (README Signals)
+                    # detected"): the ranks get SIGTERM, as after kill mpirun (README Signals),
+                    # or had finished already (exit_code 0); run.json says which
                     note(rc)
                     try:
                         doc, rows, csv_rows = read_run(d)
-                        if doc.get("exit_code") != 3 or doc.get("interrupted_by") != "SIGTERM" or rows != csv_rows:
+                        said = (doc.get("exit_code"), doc.get("interrupted_by"))
+                        if said not in ((3, "SIGTERM"), (0, None)) or rows != csv_rows:
                             finding("mpirun's reader gone: run.json %s/%s" % (doc.get("exit_code"),
                                                                              doc.get("interrupted_by")), cmd, rc, err)
                     except (OSError, ValueError) as ex:
