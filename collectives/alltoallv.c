@@ -32,10 +32,18 @@ int dl_alltoallv_matrix_load(const char *path, int nranks)
 {
     dl_alltoallv_matrix_free();
     g_loaded = 1;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        dl_err("--matrix %s: %s", path, strerror(errno));
+    /* A whole regular file, as every input (a FIFO blocked here forever). */
+    char *text = NULL;
+    size_t len = 0;
+    if (dl_read_file(path, &text, &len) != DL_OK || !len) {
+        dl_err("--matrix %s: %s", path, text ? "an empty file" : dl_read_error());
+        free(text);
         return DL_ERR_INPUT;
+    }
+    FILE *f = fmemopen(text, len, "r");
+    if (!f) {
+        free(text);
+        return DL_ERR_NOMEM;
     }
     size_t cap = 0, n = 0;
     int rows = 0, cols = -1, in_row = 0, ch;
@@ -60,7 +68,7 @@ int dl_alltoallv_matrix_load(const char *path, int nranks)
             char *end;
             errno = 0;
             double d = strtod(tok, &end);
-            if (*end || errno || !(d >= 0) || d > 1e18) {
+            if (end == tok || *end || errno || !(d >= 0) || d > 1e18) { /* NULs: no digits */
                 dl_err("--matrix %s: row %d: '%s' is not a byte count", path, rows + 1, tok);
                 st = DL_ERR_INPUT;
                 break;
@@ -91,6 +99,7 @@ int dl_alltoallv_matrix_load(const char *path, int nranks)
             break;
     }
     fclose(f);
+    free(text);
     if (st == DL_OK && (rows == 0 || rows != cols)) {
         dl_err("--matrix %s: not a square matrix (%d rows of %d values)", path, rows, cols < 0 ? 0 : cols);
         st = DL_ERR_INPUT;

@@ -32,7 +32,9 @@ void dl_fill_host(const dl_coll_t *c, dl_dtype_t dt, dl_op_t op, int rank,
 {
     size_t es = dl_dtype_size(dt);
     /* Poison the receive region so an element nothing wrote is counted wrong. */
-    memset(recvbuf, 0xA5, dl_counts_buffer_elems(cnt, place, 1) * es);
+    size_t poison = dl_counts_buffer_elems(cnt, place, 1) * es;
+    if (poison) /* a rank that receives nothing may have no buffer at all */
+        memset(recvbuf, 0xA5, poison);
     char *dst = place == DL_PLACE_IN ? (char *)recvbuf + cnt->inplace_send_offset * es
                                      : (char *)sendbuf;
     for (size_t i = 0; i < cnt->send_count; i++)

@@ -280,6 +280,9 @@ def readers():
         "sweep_profile": lambda f: ["sweep", "--backend", "sim", "-p", f, "--out", fresh("spout")],
         "sweep_system": lambda f: ["sweep", "--backend", "sim", "--system", f, "--out", fresh("ssout")],
         "profiles": lambda f: ["profiles", f],
+        # a FIFO here blocked forever (scripts/adversarial_wide.py)
+        "sweep_matrix": lambda f: ["sweep", "--backend", "mpi", "-c", "alltoallv", "-b", "64", "-e", "64", "-n", "1",
+                                   "-w", "0", "-q", "--matrix", f, "--out", fresh("smout")],
     }
 
 
