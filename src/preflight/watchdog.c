@@ -70,6 +70,10 @@ static void *watch(void *arg)
         pthread_mutex_lock(&g_step_lock);
         snprintf(step, sizeof(step), "%s", g_step);
         pthread_mutex_unlock(&g_step_lock);
+        /* Every check ran: the verdict is being written, and a signal now (mpirun
+         * ending the job as a rank returns 1) must not overwrite it. */
+        if (sig && strcmp(step, "done") == 0 && !(t > 0 && dl_now() - t > g_timeout))
+            continue;
         if (sig) {
             sig = dl_launch_stop_cause(sig);
             if (g_rank == 0)
