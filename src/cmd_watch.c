@@ -22,6 +22,7 @@
 #include "analysis/analysis.h"
 #include "commands.h"
 #include "results/results.h"
+#include "sys/lastwords.h"
 #include "sys/launch.h"
 #include "version.h"
 
@@ -76,6 +77,7 @@ typedef struct {
     char exe[PATH_MAX];
     char name[64], dir[PATH_MAX], prev[64]; /* this run, and the one compared with */
     int pf_code, sw_code, compared, gauged;
+    int stopped; /* the signal a step was stopped by: watch ends there */
     size_t regressions;
     cJSON *sum; /* watch.json */
 } watch_t;
@@ -182,6 +184,8 @@ static int run_step(watch_t *w, const char *step, char **argv)
     dl_launch_t r;
     dl_launch_run(argv, tee, log, &r);
     fclose(log);
+    if (r.signalled)
+        w->stopped = r.signalled;
     char how[128];
     dl_launch_describe(&r, how, sizeof(how));
     if (!r.started)
@@ -336,7 +340,13 @@ static cJSON *summary(const watch_t *w, int code, time_t t0)
     dl_opts_echo(watch_opts, DL_ARRAY_SIZE(watch_opts), &w->o, cJSON_AddObjectToObject(d, "options"));
     cJSON *steps = cJSON_AddObjectToObject(d, "steps");
     verdict_json(w, step_json(steps, "preflight", w->pf_code));
-    cJSON_AddStringToObject(step_json(steps, "sweep", w->sw_code), "run", "sweep/run.json");
+    cJSON *sw = step_json(steps, "sweep", w->sw_code);
+    char swdir[PATH_MAX + 16];
+    snprintf(swdir, sizeof(swdir), "%s/sweep", w->dir);
+    if (access(swdir, F_OK) == 0) /* its folder exists: the sweep began */
+        cJSON_AddStringToObject(sw, "run", "sweep/run.json");
+    if (w->stopped)
+        cJSON_AddStringToObject(d, "interrupted_by", dl_lw_signame(w->stopped));
     cJSON *c = cJSON_AddObjectToObject(steps, "compare");
     if (w->prev[0])
         cJSON_AddStringToObject(c, "against", w->prev);
@@ -443,10 +453,18 @@ static int watch_run(watch_t *w)
     time_t t0 = time(NULL);
     w->pf_code = run_dlcomm(w, "preflight", w->o.preflight, "--json", "preflight.json",
                             "dlcomm-preflight.prom");
-    w->sw_code = run_dlcomm(w, "sweep", w->o.sweep, "--out", "sweep", "dlcomm-sweep.prom");
+    if (w->stopped) {
+        printf("watch: stopped by %s during the preflight: the sweep is not run\n",
+               dl_lw_signame(w->stopped));
+        w->sw_code = 3;
+    } else {
+        w->sw_code = run_dlcomm(w, "sweep", w->o.sweep, "--out", "sweep", "dlcomm-sweep.prom");
+    }
     dl_prom_t *p = dl_prom_new();
     int cmp = 0;
-    if (w->sw_code <= 1)
+    if (w->stopped)
+        printf("watch: stopped by %s: nothing compared\n", dl_lw_signame(w->stopped));
+    else if (w->sw_code <= 1)
         cmp = compare_step(w, p);
     else
         printf("watch: the sweep did not finish (exit %d): nothing compared\n", w->sw_code);

@@ -59,6 +59,11 @@ dl_status_t pf_verdict(pf_ctx_t *c);
  * with exit 3 (rank 0 leaves a JSON that says so at json_path). */
 void pf_watchdog_start(pf_ctx_t *c, const char *json_path);
 void pf_step(const char *what);
+/* Every check ran: the step becomes "done" and a signal no longer ends the
+ * run (the verdict is being written). Returns 0 when the watchdog already
+ * ended it (a signal came first): the caller writes nothing and waits for
+ * the abort. */
+int pf_watchdog_final(void);
 
 /* Measures one case in every member at once: ranks with color[rank] >= 0
  * form member `color`. fig[m] = busbw (GB/s, from the median iteration) of

@@ -26,6 +26,23 @@ static double g_timeout;
 static int g_rank;
 static char g_json[1024], g_prom[1024];
 
+/* Who ends the run, under g_end_lock: 1 the main thread (its verdict), 2 the
+ * watchdog (a signal). */
+static pthread_mutex_t g_end_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_ended;
+
+int pf_watchdog_final(void)
+{
+    pthread_mutex_lock(&g_end_lock);
+    int mine = g_ended == 0;
+    if (mine)
+        g_ended = 1;
+    pthread_mutex_unlock(&g_end_lock);
+    if (mine)
+        pf_step("done");
+    return mine;
+}
+
 void pf_step(const char *what)
 {
     pthread_mutex_lock(&g_step_lock);
@@ -70,6 +87,19 @@ static void *watch(void *arg)
         pthread_mutex_lock(&g_step_lock);
         snprintf(step, sizeof(step), "%s", g_step);
         pthread_mutex_unlock(&g_step_lock);
+        if (t > 0 && dl_now() - t > g_timeout)
+            sig = 0; /* a step past --timeout: said as such, whatever came too */
+        if (sig) {
+            /* Every check ran, the verdict is being written: a signal now (mpirun
+             * ending the job as a rank returns 1) must not overwrite it. */
+            pthread_mutex_lock(&g_end_lock);
+            int verdict = g_ended == 1;
+            if (!verdict)
+                g_ended = 2;
+            pthread_mutex_unlock(&g_end_lock);
+            if (verdict)
+                continue;
+        }
         if (sig) {
             sig = dl_launch_stop_cause(sig);
             if (g_rank == 0)

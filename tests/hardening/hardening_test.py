@@ -636,6 +636,7 @@ def g_signals():
     sig_terminal(A.sig_backends.split(",")[0])
     if "mpi" in A.sig_backends.split(","):
         sig_preflight()
+        sig_watch()
 
 
 def sig_preflight():
@@ -677,6 +678,47 @@ def sig_preflight():
             time.time() - t0, "; ".join(problems), err.decode(errors="replace")[-300:]))
 
 
+def sig_watch():
+    """dlcomm watch stopped (systemctl stop, say) during its preflight: the
+    preflight records that it broke, the sweep is not started, watch.json
+    says which signal, exit 3."""
+    name = "sig_watch_SIGTERM"
+    res = fresh("watch-series")
+    cmd = [A.bin, "watch", "--results", res, "--preflight", "--no-gpu --budget 2", "--"] + \
+        shlex.split(A.mpirun) + ["-np", "2"]
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, start_new_session=True,
+                         env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+    first = b""
+    while p.poll() is None:  # the preflight's first check line: it is under way
+        first = p.stdout.readline()
+        if not first or first.startswith((b"PASS", b"SKIP", b"FAIL", b"WARN")):
+            break
+    os.kill(p.pid, signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+    problems = []
+    if p.returncode != 3:
+        problems.append("exit %s, want 3" % p.returncode)
+    runs = sorted(os.listdir(res)) if os.path.isdir(res) else []
+    try:
+        wj = load_json_strict(os.path.join(res, runs[-1], "watch.json"))
+        pf = wj["steps"]["preflight"]
+        if wj.get("interrupted_by") != "SIGTERM" or pf.get("exit_code") != 3 or \
+                pf.get("verdict", {}).get("status") != "broke":
+            problems.append("watch.json %s" % wj)
+        if os.path.exists(os.path.join(res, runs[-1], "sweep")):
+            problems.append("the sweep was started after the signal")
+    except (OSError, ValueError, KeyError, IndexError) as ex:
+        problems.append("watch.json: %s" % ex)
+    check(name, not problems, "(%.1f s) %s; stderr %r" % (
+        time.time() - t0, "; ".join(problems), err.decode(errors="replace")[-300:]))
+
+
 def sig_terminal(backend):
     """Ctrl-C at a terminal, `dlcomm launch` in its foreground: the terminal
     signals the whole foreground group, mpirun included, so launch must not
@@ -695,7 +737,11 @@ def sig_terminal(backend):
         cmd += ["-x", k]
     cmd += [A.bin, "sweep"] + args
     t0 = time.time()
-    pid, fd = pty.fork()
+    try:
+        pid, fd = pty.fork()
+    except OSError as ex:  # no pseudo-terminals on this host: nothing to type into
+        print("skip %s (no pty: %s)" % (name, ex))
+        return
     if pid == 0:
         os.environ["NCCL_NVLS_ENABLE"] = "0"
         os.environ.update(env)

@@ -198,7 +198,9 @@ PY
   st=$(wait_job "$id3" 60)
   grep -v '^ ' "$work/job-$id3.out" | grep -v '^#' || true
   code=$(field "$(scontrol show job -o "$id3")" ExitCode)
-  [ "$st" = FAILED ] && [ "$code" = 3:0 ] || fail "job $id3 ended $st, exit code $code (want FAILED, 3:0)"
+  if [ "$st" != FAILED ] || [ "$code" != 3:0 ]; then
+    fail "job $id3 ended $st, exit code $code (want FAILED, 3:0)"
+  fi
   python3 - "$work/stopped/run.json" <<'PY'
 import json, sys
 run = json.load(open(sys.argv[1]))
