@@ -237,7 +237,7 @@ static int call_once(mpi_ctx_t *m, const dl_case_t *c)
         return MPI_Scatter(m->send, n, t, rb, n, t, c->root, m->comm);
     case DL_COLL_ALLTOALLV: { /* in place: send from a copy (part of the time) */
         int *v = m->vcounts, np = m->nranks;
-        if (in)
+        if (in && k->send_count) /* a rank that sends nothing may have no buffer */
             memcpy(m->send, m->recv, k->send_count * es);
         return MPI_Alltoallv(m->send, v, v + np, t, rb, v + 2 * np, v + 3 * np, t, m->comm);
     }
