@@ -21,7 +21,7 @@ static const char usage[] =
     "Exit: 0 all good, 1 a check failed, 2 bad usage or COMMAND cannot be started,\n"
     "3 the run broke or was interrupted.";
 
-int cmd_launch(int argc, char **argv)
+static int launch_main(int argc, char **argv)
 {
     int first = 1;
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -57,3 +57,6 @@ int cmd_launch(int argc, char **argv)
     }
     return r.code;
 }
+
+/* A closed 0-2 is /dev/null for the command too; launch writes no text. */
+int cmd_launch(int argc, char **argv) { return dl_stdio_run(launch_main, argc, argv, 0); }

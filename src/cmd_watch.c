@@ -190,6 +190,8 @@ static int run_step(watch_t *w, const char *step, char **argv)
     dl_launch_describe(&r, how, sizeof(how));
     if (!r.started)
         dl_err("watch: %s: cannot start %s: %s", step, argv[0], strerror(r.err));
+    else if (r.code == 2) /* the step said why on its own stderr, into the log */
+        dl_err("watch: %s: bad usage or input (exit 2; its words are in %s)", step, logpath);
     else if (r.noted < 0 && r.code == 3 &&
              (WIFSIGNALED(r.status) || WEXITSTATUS(r.status) != 3))
         dl_err("watch: %s: the launcher %s", step, how);
@@ -457,6 +459,9 @@ static int watch_run(watch_t *w)
         printf("watch: stopped by %s during the preflight: the sweep is not run\n",
                dl_lw_signame(w->stopped));
         w->sw_code = 3;
+    } else if (w->pf_code == 2) { /* --preflight's options are wrong: so is this check */
+        printf("watch: the preflight's options were refused: the sweep is not run\n");
+        w->sw_code = 2;
     } else {
         w->sw_code = run_dlcomm(w, "sweep", w->o.sweep, "--out", "sweep", "dlcomm-sweep.prom");
     }
@@ -464,6 +469,8 @@ static int watch_run(watch_t *w)
     int cmp = 0;
     if (w->stopped)
         printf("watch: stopped by %s: nothing compared\n", dl_lw_signame(w->stopped));
+    else if (w->pf_code == 2)
+        printf("watch: nothing compared\n");
     else if (w->sw_code <= 1)
         cmp = compare_step(w, p);
     else
@@ -476,7 +483,7 @@ out:
     return code;
 }
 
-int cmd_watch(int argc, char **argv)
+static int watch_main(int argc, char **argv)
 {
     watch_t w;
     memset(&w, 0, sizeof(w));
@@ -496,3 +503,6 @@ int cmd_watch(int argc, char **argv)
         return 2;
     return watch_run(&w);
 }
+
+/* watch.json holds the record: its lines on stdout are a view of it. */
+int cmd_watch(int argc, char **argv) { return dl_stdio_run(watch_main, argc, argv, 1); }

@@ -50,13 +50,15 @@ static int no_args(const char *cmd, int argc, char **argv)
     return 1;
 }
 
-static int cmd_version(int argc, char **argv)
+static int version_main(int argc, char **argv)
 {
     if (no_args("version", argc, argv))
         return 2;
     dl_versions_print(stdout);
     return 0;
 }
+
+static int cmd_version(int argc, char **argv) { return dl_stdio_run(version_main, argc, argv, 0); }
 
 static void help_text(FILE *f)
 {
@@ -69,13 +71,15 @@ static void help_text(FILE *f)
                 "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");
 }
 
-static int cmd_help(int argc, char **argv)
+static int help_main(int argc, char **argv)
 {
     if (no_args("help", argc, argv))
         return 2;
     help_text(stdout);
     return 0;
 }
+
+static int cmd_help(int argc, char **argv) { return dl_stdio_run(help_main, argc, argv, 0); }
 
 /* A command's own --help, in the style set (roff or words). */
 static void command_help(const dl_cmd_t *c, dl_help_style_t style)

@@ -931,8 +931,25 @@ def g_wide():
         check("stdout_full_sweep_warns_keeps_0", p.returncode == 0 and "stdout" in err and
               load_json_strict(os.path.join(d, "run.json")).get("exit_code") == 0,
               "rc=%s %r" % (p.returncode, err[-200:]))
+        for what, args in (("version", ["version"]), ("help", ["help"]), ("opt_help", ["--help"]),
+                           ("launch_help", ["launch", "--help"])):
+            with open("/dev/full", "w") as f:
+                p = subprocess.run([A.bin] + args, stdout=f, stderr=subprocess.PIPE)
+            err = p.stderr.decode(errors="replace")
+            check("stdout_full_%s_exit3" % what,
+                  p.returncode == 3 and one_line(err) and "stdout" in err,
+                  "rc=%s %r" % (p.returncode, err[-200:]))
     else:
         print("skip stdout_full_*: /dev/full is not the full device here")
+    # watch: a step refusing its options (exit 2) is said on watch's own stderr, and the
+    # sweep is not run after a refused preflight
+    res = fresh("watch-refused")
+    rc, out, err = run(["watch", "--results", res, "--preflight=-", "--"] + shlex.split(A.mpirun) +
+                       ["-np", "2"], timeout=60)
+    runs = sorted(os.listdir(res)) if os.path.isdir(res) else []
+    check("watch_step_refused_said_no_sweep", rc == 2 and one_line(err) and "preflight" in err and
+          runs and not os.path.exists(os.path.join(res, runs[-1], "sweep")),
+          "rc=%s %r %s" % (rc, err[-200:], runs))
     # a profile's env follows the environment's credential rule
     f = profile("p_secret", {"name": "psec", "env": {"NCCL_IB_TOKEN": "LEAKED1", "HOROVOD_Api_Key": "LEAKED2",
                                                       "NCCL_ALGO": "Ring", "NCCL_IB_PKEY": "1"}})
