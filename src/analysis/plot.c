@@ -218,6 +218,23 @@ static size_t collect(const plot_ctx_t *c, const char *coll, series_t *s, size_t
     return n;
 }
 
+/* gnuplot opens its output by name and follows a link planted there: it
+ * writes into a file made here first, under a name no one can guess
+ * (mkstemp, O_EXCL), renamed into place once it succeeded. */
+static void gnuplot_output(char *buf, size_t len, const char *dir, const char *stem)
+{
+    snprintf(buf, len, "%s/.%s.XXXXXX", dir, stem);
+    int fd = mkstemp(buf);
+    if (fd < 0)
+        return; /* the name left with its X's: gnuplot fails to write, and says so */
+    if (fchmod(fd, 0644) != 0) { /* as dl_write_atomic leaves a file */
+        close(fd);
+        unlink(buf);
+        return;
+    }
+    close(fd);
+}
+
 static void chart(plot_ctx_t *c, const char *coll, const char *metric, const char *dat,
                   const series_t *s, size_t ns, const char *title, const char *ylabel)
 {
@@ -226,7 +243,9 @@ static void chart(plot_ctx_t *c, const char *coll, const char *metric, const cha
     char fn[32];
     file_name(coll, fn, sizeof(fn));
     snprintf(c->fin[c->ncharts], 1024, "%s/%s-%s.%s", c->o->outdir, fn, metric, fmt);
-    snprintf(c->tmp[c->ncharts], 1024, "%s/.%s-%s.%s.tmp", c->o->outdir, fn, metric, fmt);
+    char stem[96];
+    snprintf(stem, sizeof(stem), "%s-%s.%s", fn, metric, fmt);
+    gnuplot_output(c->tmp[c->ncharts], 1024, c->o->outdir, stem);
     fprintf(f, strcmp(fmt, "svg") == 0 ? "set terminal svg size 1000,600 dynamic noenhanced\n"
                                        : "set terminal pngcairo size 1000,600 noenhanced\n");
     fprintf(f, "set output ");
@@ -543,7 +562,9 @@ dl_status_t dl_an_plot_tune(const cJSON *tune, const dl_plot_opts_t *o)
     }
     snprintf(dat, sizeof(dat), "%s/tune.dat", o->outdir);
     snprintf(gpf, sizeof(gpf), "%s/tune.gp", o->outdir);
-    snprintf(tmp, sizeof(tmp), "%s/.tune-exposed.%s.tmp", o->outdir, o->format);
+    char stem[64];
+    snprintf(stem, sizeof(stem), "tune-exposed.%s", o->format);
+    gnuplot_output(tmp, sizeof(tmp), o->outdir, stem);
     snprintf(fin, sizeof(fin), "%s/tune-exposed.%s", o->outdir, o->format);
     char *gp = NULL;
     size_t gplen = 0;

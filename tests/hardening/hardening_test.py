@@ -18,6 +18,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import signal
 import stat
 import subprocess
@@ -222,6 +223,20 @@ def g_defects():
             os.symlink(victim, os.path.join(d, ".%s.tmp.%d" % (base, pid)))
     rc, _, _ = tiny_sweep(d)
     check("d11_atomic_no_follow", rc == 0 and open(victim).read() == "keep")
+    # gnuplot's charts: it opens its output by name, so a link planted at the name it was
+    # given (once `.<chart>.tmp`, predictable) must not be where it writes
+    if shutil.which("gnuplot"):
+        pd = fresh("d11p")
+        os.makedirs(pd)
+        pv = write(tmp("plot-victim"), "keep")
+        for coll in ("allreduce",):
+            for metric in ("busbw", "time"):
+                os.symlink(pv, os.path.join(pd, ".%s-%s.png.tmp" % (coll, metric)))
+        rc, _, err = run(["plot", good_run(), "--out", pd])
+        chart = os.path.join(pd, "allreduce-busbw.png")
+        kept = open(pv, "rb").read()
+        check("d11_plot_no_follow", rc == 0 and kept == b"keep" and os.path.isfile(chart) and
+              os.path.getsize(chart) > 0, "rc=%s victim %r %r" % (rc, kept[:20], err[-200:]))
 
 
 # ---------------------------------------------------------------- options --
