@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -21,6 +22,10 @@ static dl_status_t set_value(const dl_opt_t *o, void *t, const char *val)
 {
     char *end;
     errno = 0;
+    /* strtol and strtod skip leading blanks: a number is written without them */
+    if ((o->kind == DL_OPT_INT || o->kind == DL_OPT_DOUBLE || o->kind == DL_OPT_SIZE) &&
+        isspace((unsigned char)val[0]))
+        goto bad;
     switch (o->kind) {
     case DL_OPT_FLAG:
         *FIELD(t, o, int) = val ? (strcmp(val, "0") != 0 && strcmp(val, "no") != 0) : 1;
