@@ -654,6 +654,27 @@ def g_signals():
         sig_watch()
 
 
+def term_once_checking(cmd):
+    """Starts cmd (its own session), sends it SIGTERM once a preflight check's
+    line is on stdout, and waits: (exit code, stdout, stderr, whether a
+    check's line came first)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, start_new_session=True,
+                         env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+    first = b""
+    while p.poll() is None:
+        first = p.stdout.readline()
+        if not first or first.startswith((b"PASS", b"SKIP", b"FAIL", b"WARN")):
+            break
+    os.kill(p.pid, signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+    return p.returncode, out, err, bool(first)
+
+
 def sig_preflight():
     """preflight signalled mid-way, through mpirun and through dlcomm launch:
     its JSON says it broke, interrupted by the signal sent, in which step,
@@ -664,21 +685,12 @@ def sig_preflight():
         cmd = ([A.bin, "launch"] if via == "launch" else []) + shlex.split(A.mpirun) + \
             ["-np", "2", A.bin, "preflight", "--no-gpu", "--budget", "2", "--json", j]
         t0 = time.time()
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, start_new_session=True,
-                             env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
-        first = p.stdout.readline()  # the first check's line: it is under way
-        os.kill(p.pid, signal.SIGTERM)
-        try:
-            out, err = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
+        rc, out, err, first = term_once_checking(cmd)
         problems = []
         if not first:
-            problems.append("no line before the signal")
-        if p.returncode != want_rc:
-            problems.append("exit %s, want %s" % (p.returncode, want_rc))
+            problems.append("no check's line before the signal")
+        if rc != want_rc:
+            problems.append("exit %s, want %s" % (rc, want_rc))
         try:
             d = load_json_strict(j)
             v = d.get("verdict", {})
@@ -702,23 +714,12 @@ def sig_watch():
     cmd = [A.bin, "watch", "--results", res, "--preflight", "--no-gpu --budget 2", "--"] + \
         shlex.split(A.mpirun) + ["-np", "2"]
     t0 = time.time()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, start_new_session=True,
-                         env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
-    first = b""
-    while p.poll() is None:  # the preflight's first check line: it is under way
-        first = p.stdout.readline()
-        if not first or first.startswith((b"PASS", b"SKIP", b"FAIL", b"WARN")):
-            break
-    os.kill(p.pid, signal.SIGTERM)
-    try:
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
+    rc, out, err, first = term_once_checking(cmd)
     problems = []
-    if p.returncode != 3:
-        problems.append("exit %s, want 3" % p.returncode)
+    if not first:
+        problems.append("no check's line before the signal")
+    if rc != 3:
+        problems.append("exit %s, want 3" % rc)
     runs = sorted(os.listdir(res)) if os.path.isdir(res) else []
     try:
         wj = load_json_strict(os.path.join(res, runs[-1], "watch.json"))
