@@ -15,8 +15,9 @@
 #define SAMPLE_CALLS 200  /* the per-call pass: at most, */
 #define SAMPLE_MIN 10     /* at least, */
 #define SAMPLE_SHARE 0.2  /* and about this share of the timed calls */
-#define ARRIVAL_CALLS 5   /* calls after a barrier, for each rank's lateness */
 #define DIRECT_CALL_SECONDS 0.01 /* calls this long are timed one by one in the batches */
+
+const char *const dl_stop_names[DL_STOP_COUNT] = {"ci", "budget", "max-iters", "fixed"};
 
 void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
                   dl_place_t place, int root, uint64_t bytes, int nranks, int rank)
@@ -345,9 +346,9 @@ static dl_status_t sampled_pass(const dl_backend_ops_t *be, void *ctx, const dl_
 static dl_status_t arrival_pass(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
                                 const dl_case_t *c, double *late)
 {
-    double v[ARRIVAL_CALLS];
+    double v[DL_ARRIVAL_CALLS];
     dl_status_t st = DL_OK;
-    for (int i = 0; i < ARRIVAL_CALLS && st == DL_OK; i++) {
+    for (int i = 0; i < DL_ARRIVAL_CALLS && st == DL_OK; i++) {
         uint64_t one = 1;
         st = x->sum_u64(x->arg, &one, 1);
         double go = dl_now(), t = 0, total = 0, done = go, began = go;
@@ -360,7 +361,7 @@ static dl_status_t arrival_pass(const dl_backend_ops_t *be, void *ctx, const dl_
         }
         v[i] = (done - t > began ? done - t : began) - go;
     }
-    *late = st == DL_OK ? dl_median(v, ARRIVAL_CALLS) : 0;
+    *late = st == DL_OK ? dl_median(v, DL_ARRIVAL_CALLS) : 0;
     return st;
 }
 
@@ -411,6 +412,9 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
         st = timed_loop(be, ctx, x, o, c, per_iter, &tm, &out->converged);
     out->timed_s = dl_now() - t1;
     int n = tm.n;
+    out->stop = o->iters > 0 ? DL_STOP_FIXED : out->converged ? DL_STOP_CI
+                : n >= o->max_iters ? DL_STOP_MAX_ITERS : DL_STOP_BUDGET;
+    out->checked = o->check && !dl_backend_has(be, DL_CAP_MODELLED);
     if (st == DL_OK && n > 0)
         st = tm.t ? dl_stats_compute(tm.t, (size_t)n, &out->t)
                   : sampled_pass(be, ctx, x, o, c, tm.sum / n, n, &out->t);

@@ -25,8 +25,8 @@ typedef struct {
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */
     int check;             /* validate results */
-    int arrivals;          /* after the timing, a few calls each after a barrier give
-                            * each rank's lateness (rank_late_s; stragglers) */
+    int arrivals;          /* after the timing, DL_ARRIVAL_CALLS calls each after a
+                            * barrier give each rank's lateness (rank_late_s; stragglers) */
     int agg;               /* dl_agg_t: how an iteration's time is formed over ranks */
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
                             * Times come per call; batches are planned in units.
@@ -35,6 +35,8 @@ typedef struct {
     dl_split_t split;      /* --split: the groups measured side by side (the xcomm's
                             * all); op NONE: one group, the world */
 } dl_measure_opts_t;
+
+#define DL_ARRIVAL_CALLS 5
 
 /* -a: an iteration's time over the ranks: the slowest's (default), their
  * mean, the fastest's, rank 0's (nccl-tests' -a 3, 1, 2, 0). */
@@ -62,6 +64,9 @@ typedef struct {
                              * calls, each after a barrier, of when it entered the call
                              * after the barrier let it go (its own clock) */
     int converged;          /* adaptive: CI target reached (fixed: 1) */
+    int stop;               /* dl_stop_t: why the timing ended */
+    int checked;            /* the results were validated (0: --no-check, or a model
+                             * that moves no data): wrong is then not known */
     double setup_s;         /* host seconds (rank 0) on fill, check and warm-up */
     double timed_s;         /* host seconds (rank 0) from the first timed batch to the
                              * last: the calls, reading their times, the agreements */
@@ -71,6 +76,11 @@ typedef struct {
     int32_t group;
     dl_status_t status;
 } dl_result_t;
+
+/* Why a row's timing ended: its CI target met, the budget spent first,
+ * max-iters reached first, or a fixed count (-n). */
+typedef enum { DL_STOP_CI, DL_STOP_BUDGET, DL_STOP_MAX_ITERS, DL_STOP_FIXED, DL_STOP_COUNT } dl_stop_t;
+extern const char *const dl_stop_names[DL_STOP_COUNT]; /* "ci", "budget", "max-iters", "fixed" */
 
 void dl_result_free(dl_result_t *r);
 /* The record crosses the worker boundary whole: packed into one malloc'd
@@ -84,6 +94,35 @@ dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out);
 #define DL_LATE_MAD_K 5.0
 #define DL_LATE_FLOOR_S 10e-6
 int dl_result_stragglers(const dl_result_t *r, int *late);
+/* Slow ranks of one row (rank 0; stragglers.c): slow[i] = 1 for a rank
+ * whose own mean time is above its host's median (hosts of >= 3 ranks;
+ * host_of[i] per rank of the row, NULL: one host) by the same margins;
+ * ratio (may be NULL) its time over that median. Returns how many. */
+int dl_result_slow_ranks(const dl_result_t *r, const int *host_of, int *slow, double *ratio);
+
+/* Stragglers over many rows, the one rule of sweep and preflight: a rank
+ * is named when late (dl_result_stragglers) or slow (dl_result_slow_ranks)
+ * in at least half the rows judged. Ranks are world ranks; a --split row
+ * is mapped through its group. Hosts from host_of (per world rank), else
+ * from names (DL_RANK_NAME_LEN chars a rank), else one host. */
+#define DL_RANK_NAME_LEN 256
+typedef struct {
+    int nranks, rows;
+    int *host_of;
+    int *late_rows, *slow_rows;
+    double *late_sum, *slow_sum; /* seconds past the row's median; time / host median */
+} dl_rank_tally_t;
+typedef struct {
+    int rows, late_rows, slow_rows;
+    double late_s, slow_ratio; /* means over the rows that named the rank */
+} dl_rank_why_t;
+dl_status_t dl_rank_tally_init(dl_rank_tally_t *t, int nranks, const int *host_of,
+                               const char *names);
+void dl_rank_tally_add(dl_rank_tally_t *t, const dl_result_t *r);
+int dl_rank_tally_named(const dl_rank_tally_t *t, int rank, dl_rank_why_t *why);
+/* "late in 5/5 ROWS by 11.2 us, slow in ..." (what named it); the length. */
+int dl_rank_why_text(const dl_rank_why_t *w, const char *rows, char *buf, size_t len);
+void dl_rank_tally_free(dl_rank_tally_t *t);
 
 /* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
 double dl_algbw(uint64_t bytes, double seconds);

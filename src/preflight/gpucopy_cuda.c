@@ -193,8 +193,7 @@ dl_status_t dl_gc_device(int local_rank, int *device, char *bus_id, size_t len, 
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(why, wlen, "no CUDA GPU is visible here (%s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        dl_no_gpu_why(e != cudaSuccess ? cudaGetErrorString(e) : "0 devices", why, wlen);
         return DL_ERR_UNAVAILABLE;
     }
     *device = local_rank % n; /* the nccl backend's choice */

@@ -25,6 +25,7 @@ static cJSON *my_binding(pf_ctx_t *c, const dl_gpus_t *g)
     if (g && g->count) { /* the GPU a rank uses: local rank modulo GPUs */
         const dl_gpu_t *mine = &g->gpu[local % g->count];
         cJSON_AddNumberToObject(o, "gpu", mine->index);
+        cJSON_AddStringToObject(o, "gpu_bus_id", mine->bus_id);
         cJSON_AddNumberToObject(o, "gpu_numa", dl_sys_pci_numa(mine->bus_id));
     }
     return o;
@@ -41,6 +42,11 @@ static void judge_binding(pf_ctx_t *c, const cJSON *b)
     const char *cpus = cJSON_GetObjectItem(b, "cpus")->valuestring;
     char subject[300];
     snprintf(subject, sizeof(subject), "%s rank%d", c->lay.names[h], r);
+    const cJSON *gi = cJSON_GetObjectItem(b, "gpu"), *gb = cJSON_GetObjectItem(b, "gpu_bus_id");
+    if (c->gpu_of && r >= 0 && r < c->nranks && cJSON_IsNumber(gi)) { /* named if it straggles */
+        c->gpu_of[r] = gi->valueint;
+        snprintf(c->bus_of[r], DL_PF_BUS_LEN, "%s", cJSON_IsString(gb) ? gb->valuestring : "");
+    }
     cJSON *f = cJSON_Duplicate(b, 1);
     if (nnuma <= 1) {
         pf_check(c, DL_PF_PASS, "numa", "rank", subject, f, "one NUMA node on this host (cpus %s)", cpus);

@@ -12,6 +12,8 @@ typedef struct {
     dl_inject_wrap_t w;
 } pf_be_t;
 
+#define DL_PF_BUS_LEN 32
+
 /* Scope bits of dl_pf_opts_t.scopes. */
 #define DL_PF_SCOPE_NODE 1
 #define DL_PF_SCOPE_RAIL 2
@@ -26,10 +28,14 @@ typedef struct {
                                    checks after are skipped */
     int rank, nranks;
     dl_pf_layout_t lay;
+    int arrivals;               /* figures also time each rank's arrival (stragglers) */
     /* rank 0 only */
     cJSON *doc, *checks, *scopes, *suspects;
-    cJSON *v_hosts, *v_gpus, *v_pairs, *v_rails;
+    cJSON *v_hosts, *v_gpus, *v_pairs, *v_rails, *v_ranks;
     int npass, nwarn, nfail, nskip;
+    dl_rank_tally_t late;       /* the world figures' stragglers (ranks.c) */
+    int *gpu_of;                /* each rank's GPU index (-1: none), from the host checks */
+    char (*bus_of)[DL_PF_BUS_LEN]; /* and its PCI bus id ("" none) */
 } pf_ctx_t;
 
 /* Opens c->be over the exchange x (its ranks) for cases up to max_bytes. */
@@ -52,6 +58,8 @@ void pf_blame_host(pf_ctx_t *c, int host);
 void pf_blame_pair(pf_ctx_t *c, int a, int b);
 void pf_blame_rail(pf_ctx_t *c, int rail);
 void pf_blame_gpu(pf_ctx_t *c, const char *host, int gpu, const char *bus_id);
+/* A rank at fault (a straggler): the rank, its host and its GPU. */
+void pf_blame_rank(pf_ctx_t *c, int rank);
 /* The verdict object and line; returns DL_ERR_CHECK when anything failed. */
 dl_status_t pf_verdict(pf_ctx_t *c);
 
@@ -134,6 +142,16 @@ void pf_gpu_copy_judge(pf_ctx_t *c, const struct dl_gc_system *sys, const cJSON 
 dl_status_t pf_correctness(pf_ctx_t *c);
 dl_status_t pf_bandwidth(pf_ctx_t *c);
 dl_status_t pf_scopes(pf_ctx_t *c);
+/* Per-rank judgement of the world figures (ranks.c): a rank late into the
+ * calls, or slow beside its host's other ranks, in at least half of them
+ * (the sweep's rule, dl_rank_tally_t) is a suspect, measured again and
+ * named with its host and GPU when it stays one. */
+dl_status_t pf_ranks_init(pf_ctx_t *c);
+void pf_ranks_add(pf_ctx_t *c, const dl_result_t *r);
+dl_status_t pf_ranks(pf_ctx_t *c);
+void pf_ranks_free(pf_ctx_t *c);
+/* The rank's GPU as a line names it: "gpu2 0000:4a:00.0" or "no GPU". */
+void pf_rank_gpu(const pf_ctx_t *c, int rank, char *buf, size_t len);
 /* Baseline busbw for a collective at a size and rank count, from rows the
  * backend named measured; < 0 if none, and why says why when rows matched
  * but were not comparable (modelled, another backend); "" otherwise. */

@@ -91,7 +91,8 @@ double pf_figure_s(const dl_pf_opts_t *o)
  * the warm-up, at least min_iters or the fixed count), and its timing budget. */
 static void figure_calls(const dl_measure_opts_t *mo, int *calls, double *extra_s)
 {
-    *calls = 1 + mo->warmup + (mo->iters > 0 ? mo->iters : mo->min_iters);
+    *calls = 1 + mo->warmup + (mo->iters > 0 ? mo->iters : mo->min_iters) +
+             (mo->arrivals ? DL_ARRIVAL_CALLS : 0);
     *extra_s = mo->iters > 0 ? 0 : mo->budget_s;
 }
 
@@ -136,7 +137,9 @@ dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_co
 {
     int calls;
     double extra;
-    figure_calls(&c->o->mo, &calls, &extra);
+    dl_measure_opts_t mo = c->o->mo;
+    mo.arrivals = c->arrivals; /* each rank's arrival, for the per-rank judgement */
+    figure_calls(&mo, &calls, &extra);
     memset(r, 0, sizeof(*r));
     dl_status_t st = pf_fit(c, b, x, coll, bytes, calls, extra, sz);
     if (st != DL_OK)
@@ -150,7 +153,7 @@ dl_status_t pf_measure_sized(pf_ctx_t *c, pf_be_t *b, const dl_xcomm_t *x, dl_co
         r->busbw_gbps = sz->bound_gbps;
         return DL_OK;
     }
-    return dl_measure_case(&b->w.ops, &b->w, x, &c->o->mo, &cs, r);
+    return dl_measure_case(&b->w.ops, &b->w, x, &mo, &cs, r);
 }
 
 void pf_size_note(const pf_size_t *sz, const char *coll, char *buf, size_t len)

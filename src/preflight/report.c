@@ -93,6 +93,24 @@ void pf_blame_gpu(pf_ctx_t *c, const char *host, int gpu, const char *bus_id)
     cJSON_AddItemToArray(c->v_gpus, g);
 }
 
+void pf_blame_rank(pf_ctx_t *c, int rank)
+{
+    if (c->rank != 0)
+        return;
+    int h = c->lay.host_of[rank];
+    pf_blame_host(c, h);
+    if (c->gpu_of && c->gpu_of[rank] >= 0)
+        pf_blame_gpu(c, c->lay.names[h], c->gpu_of[rank], c->bus_of[rank]);
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "rank", rank);
+    cJSON_AddStringToObject(e, "host", c->lay.names[h]);
+    if (c->gpu_of && c->gpu_of[rank] >= 0)
+        cJSON_AddNumberToObject(e, "gpu", c->gpu_of[rank]);
+    else
+        cJSON_AddNullToObject(e, "gpu");
+    cJSON_AddItemToArray(c->v_ranks, e);
+}
+
 static void append_names(char *line, size_t len, const char *label, const cJSON *arr)
 {
     const cJSON *it;
@@ -111,6 +129,9 @@ static void append_names(char *line, size_t len, const char *label, const cJSON 
         else if (cJSON_IsArray(it))
             snprintf(one, sizeof(one), "%s-%s", cJSON_GetArrayItem(it, 0)->valuestring,
                      cJSON_GetArrayItem(it, 1)->valuestring);
+        else if (cJSON_GetObjectItem(it, "rank")) /* a rank: host:rankN */
+            snprintf(one, sizeof(one), "%s:rank%d", cJSON_GetObjectItem(it, "host")->valuestring,
+                     cJSON_GetObjectItem(it, "rank")->valueint);
         else
             snprintf(one, sizeof(one), "%s:gpu%d",
                      cJSON_GetObjectItem(it, "host")->valuestring,
@@ -120,10 +141,36 @@ static void append_names(char *line, size_t len, const char *label, const cJSON 
     }
 }
 
+/* Whether any bandwidth line judged something (PASS, WARN or FAIL): a run
+ * where each was SKIP (one host, no baseline) measured, but cleared
+ * nothing, and says what would. */
+static int bandwidth_judged(const pf_ctx_t *c)
+{
+    const cJSON *e;
+    int any = 0;
+    cJSON_ArrayForEach(e, c->checks)
+    {
+        const cJSON *nm = cJSON_GetObjectItem(e, "check"), *st = cJSON_GetObjectItem(e, "status");
+        if (cJSON_IsString(nm) && strcmp(nm->valuestring, "bandwidth") == 0) {
+            any = 1;
+            if (cJSON_IsString(st) && strcmp(st->valuestring, "skip") != 0)
+                return 1;
+        }
+    }
+    return !any;
+}
+
+#define PF_NEXT_STEP "give --baseline RUN (a sweep or preflight JSON of healthy hosts) or " \
+                     "--system NAME (a system description to model), or run on 3 or more hosts"
+
 dl_status_t pf_verdict(pf_ctx_t *c)
 {
     if (c->rank != 0)
         return DL_OK;
+    int judged = bandwidth_judged(c);
+    if (!judged)
+        pf_check(c, DL_PF_WARN, "bandwidth", "all", "-", NULL,
+                 "no bandwidth figure was judged (every one SKIP): %s", PF_NEXT_STEP);
     dl_pf_status_t st = c->nfail ? DL_PF_FAIL : c->nwarn ? DL_PF_WARN : DL_PF_PASS;
     cJSON *v = cJSON_AddObjectToObject(c->doc, "verdict");
     cJSON_AddStringToObject(v, "status", lower(st));
@@ -131,6 +178,9 @@ dl_status_t pf_verdict(pf_ctx_t *c)
     cJSON_AddItemToObject(v, "gpus", cJSON_Duplicate(c->v_gpus, 1));
     cJSON_AddItemToObject(v, "pairs", cJSON_Duplicate(c->v_pairs, 1));
     cJSON_AddItemToObject(v, "rails", cJSON_Duplicate(c->v_rails, 1));
+    cJSON_AddItemToObject(v, "ranks", cJSON_Duplicate(c->v_ranks, 1));
+    if (!judged)
+        cJSON_AddStringToObject(v, "next_step", PF_NEXT_STEP);
     cJSON *n = cJSON_AddObjectToObject(v, "counts");
     cJSON_AddNumberToObject(n, "pass", c->npass);
     cJSON_AddNumberToObject(n, "warn", c->nwarn);
@@ -143,6 +193,10 @@ dl_status_t pf_verdict(pf_ctx_t *c)
     append_names(line, sizeof(line), "gpus", c->v_gpus);
     append_names(line, sizeof(line), "pairs", c->v_pairs);
     append_names(line, sizeof(line), "rails", c->v_rails);
+    append_names(line, sizeof(line), "ranks", c->v_ranks);
+    if (!judged && st != DL_PF_FAIL)
+        snprintf(line + strlen(line), sizeof(line) - strlen(line),
+                 " (no bandwidth judged: --baseline RUN or --system NAME)");
     if (st == DL_PF_FAIL && !cJSON_GetArraySize(c->v_hosts) && !cJSON_GetArraySize(c->v_gpus) &&
         !cJSON_GetArraySize(c->v_pairs) && !cJSON_GetArraySize(c->v_rails))
         snprintf(line + strlen(line), sizeof(line) - strlen(line),

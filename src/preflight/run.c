@@ -16,6 +16,7 @@ static void ctx_json(pf_ctx_t *c, cJSON *doc)
     c->v_gpus = cJSON_CreateArray();
     c->v_pairs = cJSON_CreateArray();
     c->v_rails = cJSON_CreateArray();
+    c->v_ranks = cJSON_CreateArray();
 }
 
 static void ctx_json_free(pf_ctx_t *c)
@@ -24,6 +25,7 @@ static void ctx_json_free(pf_ctx_t *c)
     cJSON_Delete(c->v_gpus);
     cJSON_Delete(c->v_pairs);
     cJSON_Delete(c->v_rails);
+    cJSON_Delete(c->v_ranks);
 }
 
 static void layout_json(pf_ctx_t *c)
@@ -45,6 +47,21 @@ static void layout_json(pf_ctx_t *c)
     }
 }
 
+/* How long each stage took (what the time bound in docs/preflight.md
+ * bounds): host checks, correctness, world bandwidth with the per-rank
+ * judgement, the scopes; a stage not run is left out (< 0). */
+static const char *const stage_names[] = {"host", "correctness", "bandwidth", "scopes"};
+
+static void stages_json(pf_ctx_t *c, const double *stage)
+{
+    if (c->rank != 0)
+        return;
+    cJSON *s = cJSON_AddObjectToObject(c->doc, "stage_s");
+    for (size_t i = 0; i < DL_ARRAY_SIZE(stage_names); i++)
+        if (stage[i] >= 0)
+            cJSON_AddNumberToObject(s, stage_names[i], stage[i]);
+}
+
 /* The checks after a worker's fault are not run: said once each. */
 static void skip_rest(pf_ctx_t *c, const char *const *rest)
 {
@@ -64,25 +81,35 @@ dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc)
     dl_status_t st = dl_pf_layout_build(world, &c.lay);
     if (st == DL_OK) {
         layout_json(&c);
-        st = pf_host_checks(&c);
+        st = pf_ranks_init(&c);
     }
+    if (st == DL_OK)
+        st = pf_host_checks(&c);
     /* What is left, were a rank's worker to fail in this stage. */
     static const char *const after_corr[] = {"correctness", "bandwidth", "scopes", NULL};
     static const char *const after_bw[] = {"scopes", NULL};
     static const char *const none[] = {NULL};
     const char *const *rest = after_corr;
-    if (st == DL_OK)
+    double stage[4] = {dl_now() - t0, -1, -1, -1}, t = dl_now();
+    if (st == DL_OK) {
         st = pf_correctness(&c);
+        stage[1] = dl_now() - t;
+    }
     if (st == DL_OK) {
         rest = after_bw;
+        t = dl_now();
         st = pf_bandwidth(&c);
+        stage[2] = dl_now() - t;
     }
     if (st == DL_OK) { /* the scopes under their own profile (NCCL_ALGO=Ring by default) */
         rest = none;
         c.be = o->on_scopes.be;
         c.be_opts = o->on_scopes.opts;
+        t = dl_now();
         st = pf_scopes(&c);
+        stage[3] = dl_now() - t;
     }
+    stages_json(&c, stage);
     if (c.faulted) { /* named as a FAIL; the verdict follows, the rest is not run */
         skip_rest(&c, rest);
         st = DL_OK;
@@ -103,6 +130,7 @@ dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc)
     /* Every rank returns the same outcome. */
     int code = st;
     MPI_Bcast(&code, 1, MPI_INT, 0, world);
+    pf_ranks_free(&c);
     dl_pf_layout_free(&c.lay);
     if (c.rank == 0)
         ctx_json_free(&c);

@@ -100,14 +100,15 @@ static dl_status_t judge_members(pf_ctx_t *c, const char *scope, const int *key,
                      (unsigned long long)wrong[m]);
             continue;
         }
-        if (!low[m]) {
+        if (!low[m]) { /* fewer than 3 members: measured, but judged by nothing */
             char cmp[64] = "";
             if (median > 0)
                 snprintf(cmp, sizeof(cmp), " (median of %ss %.3f)", scope, median);
             else
                 snprintf(cmp, sizeof(cmp), " (fewer than 3 %ss: no outlier test)", scope);
-            pf_check(c, DL_PF_PASS, "bandwidth", scope, subject, fig_obj(fig[m], median),
-                     "allreduce busbw %.3f GB/s%s%s%s", fig[m], cmp, sep, note);
+            pf_check(c, median > 0 ? DL_PF_PASS : DL_PF_SKIP, "bandwidth", scope, subject,
+                     fig_obj(fig[m], median), "allreduce busbw %.3f GB/s%s%s%s", fig[m], cmp, sep,
+                     note);
             continue;
         }
         suspect_t s = {.scope = scope, .fig = fig[m], .median = median};

@@ -176,18 +176,24 @@ dl_status_t pf_bandwidth(pf_ctx_t *c)
     pf_be_t b;
     dl_xcomm_t x;
     dl_status_t st = world_init(c, max, &b, &x);
+    c->arrivals = 1; /* each rank's arrival, for the per-rank judgement after */
     for (size_t k = 0; st == DL_OK && k < DL_ARRAY_SIZE(colls); k++)
         for (size_t s = 0; st == DL_OK && s < c->o->nsizes; s++) {
             dl_result_t r;
             pf_size_t sz;
             pf_step("bandwidth world");
             st = pf_measure_sized(c, &b, &x, colls[k], c->o->sizes[s], &r, &sz);
-            if (st == DL_OK)
+            if (st == DL_OK) {
                 judge_bw(c, &r, &sz);
-            else
+                pf_ranks_add(c, &r);
+            } else {
                 st = pf_faults(c, st, "bandwidth world");
+            }
             dl_result_free(&r);
         }
+    c->arrivals = 0;
     pf_be_close(c, &b);
+    if (st == DL_OK)
+        st = pf_ranks(c);
     return st;
 }

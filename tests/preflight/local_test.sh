@@ -23,7 +23,7 @@ case $mode in
 pass)
   "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --json "$work/pf.json"
   python3 - "$work/pf.json" <<'PY'
-import json, sys
+import json, os, sys
 d = json.load(open(sys.argv[1]))
 assert d["verdict"]["status"] in ("pass", "warn") and d["exit_code"] == 0, d["verdict"]
 corr = [c for c in d["checks"] if c["check"] == "correctness"]
@@ -31,6 +31,15 @@ assert sorted(c["subject"] for c in corr) == sorted(
     ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
      "gather", "scatter", "alltoallv"]), corr
 assert all(c["status"] == "pass" for c in corr)
+# One host and no --baseline: every bandwidth figure was measured and none
+# judged (fewer than 3 nodes decide nothing): a WARN that says what would.
+v = d["verdict"]
+assert v["status"] == "warn" and "--baseline RUN" in v["next_step"], v
+node = [c for c in d["checks"] if c["check"] == "bandwidth" and c["scope"] == "node"]
+assert node and all(c["status"] == "skip" and "no outlier test" in c["message"] for c in node), node
+# Healthy ranks: the per-rank judgement ran and named no one.
+st = [c for c in d["checks"] if c["check"] == "straggler"]
+assert [c["status"] for c in st] == ["pass"] and not v["ranks"] and "stragglers" not in d, st
 assert [c["check"] for c in d["checks"]].count("numa") == 4
 assert d["topo"] and d["topo"][0]["cores"] >= 1 and d["topo"][0]["numa_nodes"]
 assert d["scopes"]["world"]["ranks"] == 4 and d["scopes"]["node"][0]["busbw_gbps"] > 0
@@ -39,10 +48,45 @@ assert d["scopes"]["world"]["ranks"] == 4 and d["scopes"]["node"][0]["busbw_gbps
 copy = [c for c in d["checks"] if c["check"] in ("gpu-copy", "h2d", "d2h")]
 if copy and copy[0]["status"] == "skip":
     assert len(copy) == 1 and copy[0]["scope"] == "host", copy
-    assert "no CUDA GPU is visible" in copy[0]["message"] or "built without CUDA" in copy[0]["message"], copy
+    msg = copy[0]["message"]
+    assert "no CUDA GPU is visible" in msg or "built without CUDA" in msg or "no NVIDIA driver" in msg, copy
+    # Without the NVIDIA driver at all, the line says so (CUDA's own words
+    # blame the driver's version, an upgrade no one can make).
+    if not os.path.exists("/proc/driver/nvidia/version") and "built without CUDA" not in msg:
+        assert "no NVIDIA driver on this host" in msg and "insufficient" not in msg, copy
 else:
     assert copy and len(copy) % 3 == 0, copy
     assert all(c["figures"]["measured_gbps"] > 0 and c["figures"]["expected_from"] for c in copy), copy
+PY
+  ;;
+straggler)
+  # One slow rank of four on one host (entering each call late by 3x the
+  # call): no host, rail or pair can be an outlier, the world figures only
+  # drag. The per-rank judgement names that rank and its host: exit 1,
+  # within the bound of docs/preflight.md for --quick on one host.
+  set +e
+  DLCOMM_INJECT=slow:2:*:4 "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight --backend mpi \
+    --quick --json "$work/pf.json" > "$work/out.txt" 2>&1
+  rc=$?
+  set -e
+  cat "$work/out.txt"
+  [ "$rc" -eq 1 ] || { echo "a slow rank: exit $rc, expected 1"; exit 1; }
+  grep -q "^FAIL straggler .* rank 2 ($(hostname), no GPU) late in " "$work/out.txt"
+  grep -q "^VERDICT FAIL .*hosts=$(hostname) ranks=$(hostname):rank2" "$work/out.txt"
+  python3 - "$work/pf.json" "$(hostname)" <<'PY'
+import json, sys
+d, host = json.load(open(sys.argv[1])), sys.argv[2]
+v = d["verdict"]
+assert v["status"] == "fail" and d["exit_code"] == 1, v
+assert v["hosts"] == [host] and [(r["rank"], r["host"]) for r in v["ranks"]] == [(2, host)], v
+s = d["stragglers"]
+assert [(e["rank"], e["host"], e["confirmed"]) for e in s] == [(2, host, True)], s
+assert "gpu" in s[0] and s[0]["late_rows"] >= 1 and s[0]["late_us"] > 0, s
+# The bound (docs/preflight.md): world bandwidth and the scopes within
+# 1.25 S x (2 #sizes + 2 + R + 2 s); --quick: S = 2 s, one size, no pair
+# rounds on one host, one suspect.
+spent = d["stage_s"]["bandwidth"] + d["stage_s"]["scopes"]
+assert spent <= 1.25 * 2 * (2 * 1 + 2 + 0 + 2 * 1), d["stage_s"]
 PY
   ;;
 corrupt)
@@ -86,6 +130,7 @@ PY
   "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node --baseline "$work/low.json" \
     > "$work/low.txt" 2>&1 || { cat "$work/low.txt"; exit 1; }
   grep -q '^PASS bandwidth .*world .*allgather .*of baseline' "$work/low.txt"
+  grep -q '^VERDICT PASS ' "$work/low.txt" # judged against a baseline: no WARN for want of one
   # A modelled 8-GPU NVLink node is far beyond CPU ranks: --system fails them.
   set +e
   "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node \

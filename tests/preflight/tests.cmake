@@ -21,7 +21,7 @@ add_test(NAME preflight_rig_quick100
 set_tests_properties(preflight_rig_quick100 PROPERTIES LABELS "integration;rig"
                      SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig)
 
-foreach(mode pass corrupt baseline usage broke numa topo)
+foreach(mode pass straggler corrupt baseline usage broke numa topo)
   add_test(NAME preflight_local_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/local_test.sh ${mode} ${DL_BIN} ${DL_MPIRUN})
   set_tests_properties(preflight_local_${mode} PROPERTIES LABELS integration TIMEOUT 120)

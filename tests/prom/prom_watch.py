@@ -53,7 +53,8 @@ def first_run(dlcomm, results, text, launcher):
         expect(os.path.isfile(os.path.join(d1, f)), f"first run: no {f} in {d1}")
     s = summary(d1)
     expect(s["exit_code"] == 0 and s["steps"]["compare"]["against"] is None, f"watch.json {s}")
-    expect(s["steps"]["preflight"]["verdict"]["status"] == "pass", f"preflight {s['steps']}")
+    # One host, no baseline: every bandwidth figure SKIP, so the verdict warns (exit 0).
+    expect(s["steps"]["preflight"]["verdict"]["status"] == "warn", f"preflight {s['steps']}")
     return d1
 
 
