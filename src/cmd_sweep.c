@@ -328,63 +328,32 @@ typedef struct {
     uint64_t wrong;
     dl_status_t io;
     char *hosts;       /* rank 0: nranks names of 256 chars (dl_sys_fingerprint) */
-    int *late_rows;    /* rank 0: rows in which each rank was named a straggler */
-    double *late_sum;  /* rank 0: its lateness past the row's median rank, summed over
-                        * those rows, seconds */
-    int rows;          /* rows with per-rank figures */
+    dl_rank_tally_t late; /* rank 0: the rows' stragglers */
 } sweep_out_t;
 
-/* A row's stragglers, counted per rank for the sweep's one line. With
- * --split a row is its group's (its ranks by dl_split_members, each
- * judged among its group); every group has the same rows, counted once. */
-static void tally_stragglers(sweep_out_t *s, const dl_result_t *r)
-{
-    int split = r->split.op != DL_SPLIT_NONE;
-    if (!r->rank_late_s || !s->late_rows || (split ? r->split.world : r->nranks) != s->nranks)
-        return;
-    int *late = calloc((size_t)r->nranks, sizeof(int)), *who = calloc((size_t)s->nranks, sizeof(int));
-    for (int i = 0; who && i < r->nranks; i++)
-        who[i] = i;
-    if (who && split && dl_split_members(&r->split, r->group, who) != r->nranks)
-        r = NULL; /* not this run's groups: nothing to say */
-    s->rows += r && (!split || r->group == 0);
-    double med = r ? dl_median(r->rank_late_s, (size_t)r->nranks) : 0;
-    if (r && late && who && dl_result_stragglers(r, late))
-        for (int i = 0; i < r->nranks; i++)
-            if (late[i])
-                s->late_rows[who[i]]++, s->late_sum[who[i]] += r->rank_late_s[i] - med;
-    free(late);
-    free(who);
-}
-
-/* One line on stdout and a "stragglers" list in run.json: each rank named
- * in at least half the rows (late on average, not once on a busy host),
- * with its host, the rows and its mean lateness there. */
+/* A "stragglers" list in run.json (the footer prints it): each rank named
+ * by the rule of dl_rank_tally_t, with its host and why. */
 static void report_stragglers(const sweep_out_t *s)
 {
-    if (!s->late_rows)
+    if (!s->late.late_rows)
         return;
     cJSON *a = cJSON_AddArrayToObject(s->run, "stragglers");
-    char line[1024] = "";
-    size_t n = 0;
     for (int i = 0; i < s->nranks; i++) {
-        if (!s->late_rows[i] || 2 * s->late_rows[i] < s->rows)
+        dl_rank_why_t w;
+        if (!dl_rank_tally_named(&s->late, i, &w))
             continue;
-        const char *host = s->hosts ? s->hosts + (size_t)i * 256 : "";
-        double us = s->late_sum[i] / s->late_rows[i] * 1e6;
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "rank", i);
-        cJSON_AddStringToObject(e, "host", host);
-        cJSON_AddNumberToObject(e, "rows", s->late_rows[i]);
-        cJSON_AddNumberToObject(e, "of_rows", s->rows);
-        cJSON_AddNumberToObject(e, "late_us", us);
+        cJSON_AddStringToObject(e, "host", s->hosts ? s->hosts + (size_t)i * 256 : "");
+        cJSON_AddNumberToObject(e, "rows", w.late_rows);
+        cJSON_AddNumberToObject(e, "of_rows", w.rows);
+        cJSON_AddNumberToObject(e, "late_us", w.late_s * 1e6);
+        if (w.slow_rows) {
+            cJSON_AddNumberToObject(e, "slow_rows", w.slow_rows);
+            cJSON_AddNumberToObject(e, "slow_ratio", w.slow_ratio);
+        }
         cJSON_AddItemToArray(a, e);
-        if (n < sizeof(line))
-            n += (size_t)snprintf(line + n, sizeof(line) - n, "%s rank %d (%s) late in %d/%d rows by %.1f us",
-                                  n ? ";" : "", i, host, s->late_rows[i], s->rows, us);
     }
-    if (n && !s->quiet)
-        printf("# stragglers:%s\n", line);
 }
 
 /* The record is shared with the thread that answers SIGINT/SIGTERM
@@ -418,7 +387,7 @@ static dl_status_t on_result_locked(void *arg, dl_result_t *r)
             dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks, &r->split);
     }
     dl_run_add_result(s->profile, r);
-    tally_stragglers(s, r);
+    dl_rank_tally_add(&s->late, r);
     dl_progress_end();
     if (!s->quiet)
         dl_table_row(stdout, r);
@@ -760,7 +729,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
                    sl->op != DL_SPLIT_NONE ? " in each --split group" : "");
         return 2;
     }
-    const dl_backend_ops_t *be = dl_backend_pick(o->backend, rank == 0);
+    char chose[512];
+    const dl_backend_ops_t *be = dl_backend_choose(o->backend, rank == 0, chose, sizeof(chose));
     if (!be)
         return 2;
     if (sl->op != DL_SPLIT_NONE && !dl_backend_has(be, DL_CAP_SPLIT)) {
@@ -800,13 +770,14 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
 
     char *hosts = NULL;
     cJSON *fp = dl_sys_fingerprint(world, &hosts);
+    cJSON *gpus = dl_backend_has(be, DL_CAP_DEVICE) ? dl_gpus_rank_map(world) : NULL;
+    if (fp && gpus) /* each rank's GPU, for the header and for compare */
+        cJSON_AddItemToObject(fp, "rank_gpus", gpus);
     dl_host_info_t me;
     dl_sys_host_info(&me);
     dl_lw_open(world, dir, rank, nranks, me.host); /* how a rank ends, if not normally */
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
                        .hosts = hosts,
-                       .late_rows = rank == 0 ? calloc((size_t)nranks, sizeof(int)) : NULL,
-                       .late_sum = rank == 0 ? calloc((size_t)nranks, sizeof(double)) : NULL,
                        .profile_name = be->name,
                        .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1) *
                                 (size_t)sl->groups};
@@ -818,6 +789,9 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
         else if (in.setup.system[0])
             cJSON_AddStringToObject(out.run, "system", in.setup.system);
+        dl_run_backend(out.run, be->name, chose, workers ? &in.setup : NULL);
+        dl_banner_header(stdout, out.run, !o->quiet);
+        dl_rank_tally_init(&out.late, nranks, NULL, hosts);
     }
     int stop = 0;
     void *be_opts = backend_opts(cli, be);
@@ -848,13 +822,12 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         int written = io == DL_OK; /* else run.json is the last whole version */
         if (io == DL_OK) /* the record's code is the run's, whatever ends this process */
             dl_launch_note(dl_status_exit_code(st));
-        if (io == DL_OK && !o->quiet)
-            printf("# wrote %s/run.json and %s/run.csv\n", dir, dir);
         if (io == DL_OK && stop) /* mpirun's SIGKILL may follow within a second: no charts */
             dl_err("%s%s: %s/run.json keeps the %zu finished rows", sig ? "interrupted by " : "stopped",
                    sig ? dl_lw_signame(sig) : "", dir, out.done);
         else if (io == DL_OK) /* charts and the Prometheus file come from what was written */
             io = dl_an_after_sweep(dir, o->plot, o->prometheus, o->html);
+        dl_banner_footer(stdout, out.run, dir, written);
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",
                    (unsigned long long)out.wrong, dir);
@@ -869,8 +842,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         cJSON_Delete(out.run);
     }
     free(hosts);
-    free(out.late_rows);
-    free(out.late_sum);
+    dl_rank_tally_free(&out.late);
     if (stop == 2) { /* a peer is gone: MPI cannot finish cleanly */
         if (rank == 0)
             dl_lw_recorded();

@@ -177,6 +177,10 @@ const dl_backend_ops_t *dl_backend_find(const char *name);
 /* --backend NAME or auto (the first measuring backend whose probe passes);
  * NULL with one line (when say) naming why. */
 const dl_backend_ops_t *dl_backend_pick(const char *name, int say);
+/* The same, saying in chose why this one: "asked for", or for auto the
+ * backends tried and why each was passed over ("auto -> nccl: no CUDA GPU
+ * is visible here (...) -> mpi"). */
+const dl_backend_ops_t *dl_backend_choose(const char *name, int say, char *chose, size_t len);
 static inline int dl_backend_has(const dl_backend_ops_t *be, unsigned cap)
 {
     return (be->caps & cap) != 0;

@@ -69,8 +69,7 @@ static dl_status_t nccl_probe(char *why, size_t len)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(why, len, "no CUDA GPU is visible here (%s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        dl_no_gpu_why(e != cudaSuccess ? cudaGetErrorString(e) : "0 devices", why, len);
         return DL_ERR_UNAVAILABLE;
     }
     return DL_OK;

@@ -1,6 +1,7 @@
 /* The backends this build has, in the order `--backend auto` tries them. */
 #include "backends.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const dl_backend_ops_t dl_backend_mpi;
@@ -26,14 +27,26 @@ const dl_backend_ops_t *dl_backend_find(const char *name)
     return NULL;
 }
 
-const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
+const dl_backend_ops_t *dl_backend_choose(const char *name, int say, char *chose, size_t len)
 {
     char why[256] = "";
+    snprintf(chose, len, "asked for");
     if (strcmp(name, "auto") == 0) { /* a model is never picked for a measurement */
-        for (size_t i = 0; i < dl_backend_count; i++)
-            if (!dl_backend_has(dl_backends[i], DL_CAP_MODELLED) &&
-                dl_backends[i]->probe(why, sizeof(why)) == DL_OK)
-                return dl_backends[i];
+        char passed[384] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < dl_backend_count; i++) {
+            const dl_backend_ops_t *be = dl_backends[i];
+            if (dl_backend_has(be, DL_CAP_MODELLED))
+                continue;
+            why[0] = '\0';
+            if (be->probe(why, sizeof(why)) == DL_OK) { /* "auto -> mpi: nccl: no CUDA GPU ..." */
+                snprintf(chose, len, "auto -> %s: %s", be->name, n ? passed : "it works here");
+                return be;
+            }
+            if (n < sizeof(passed))
+                n += (size_t)snprintf(passed + n, sizeof(passed) - n, "%s%s: %s", n ? "; " : "",
+                                      be->name, why);
+        }
         return NULL;
     }
     const dl_backend_ops_t *be = dl_backend_find(name);
@@ -48,6 +61,12 @@ const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
         return NULL;
     }
     return be;
+}
+
+const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
+{
+    char chose[512];
+    return dl_backend_choose(name, say, chose, sizeof(chose));
 }
 
 void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t)

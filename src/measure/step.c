@@ -16,6 +16,7 @@ typedef struct {
     double **call; /* call[k][i]: call k's time in step i, slowest rank */
     double *step;  /* step[i]: step i's time, slowest rank */
     int cap, steps;
+    int stop, checked; /* the rows' dl_stop_t, and whether calls were validated */
 } step_t;
 
 static void step_free(step_t *s)
@@ -166,6 +167,8 @@ static dl_status_t report(const step_t *s, const dl_xcomm_t *x, const dl_backend
         r.nranks = x->nranks;
         r.bus_ranks = tr.bus_ranks;
         r.converged = converged;
+        r.stop = s->stop;
+        r.checked = s->checked;
         if (st == DL_OK)
             st = dl_stats_compute(t, (size_t)s->steps, &r.t);
         if (st != DL_OK)
@@ -198,6 +201,9 @@ static dl_status_t one_step(const dl_plan_t *p, const dl_backend_ops_t *be, void
     if (st == DL_OK) {
         st = measure_step(be, ctx, x, &p->mo, &s, wrong, &local, &converged);
         t1 = dl_now();
+        s.stop = p->mo.iters > 0 ? DL_STOP_FIXED : converged ? DL_STOP_CI
+                 : s.steps >= p->mo.max_iters ? DL_STOP_MAX_ITERS : DL_STOP_BUDGET;
+        s.checked = p->mo.check && !dl_backend_has(be, DL_CAP_MODELLED);
     }
     if (st == DL_OK && s.steps > 0)
         st = report(&s, x, be, ctx, wrong, local, converged, 0, t1 - t0, cb, arg);

@@ -112,26 +112,33 @@ void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nrank
         dl_split_name(split, name, sizeof(name));
     fprintf(f, "#\n# %s  profile %s  ranks %d%s%s%s\n", c->name, profile, nranks,
             g ? " in each group  groups " : "", name, g ? " (side by side)" : "");
-    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s%s\n", "size", "count",
-            "type", "redop", "root", "place", "time", "p50", "p99", "algbw", "busbw", "#wrong",
-            "iters", g ? "  group" : "");
+    /* mean: the batches (busbw's time); p50, p99: calls timed one by one. */
+    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s %-*s%s\n", "size",
+            "count", "type", "redop", "root", "place", "mean", "p50", "p99", "algbw", "busbw",
+            "#wrong", "iters", g ? 9 : 0, "stop", g ? "  group" : "");
     fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "(B)",
-            "(elements)", "", "", "", "", "(us)", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "");
+            "(elements)", "", "", "", "", "(us)", "(us,1by1)", "(us,1by1)", "(GB/s)", "(GB/s)",
+            "", "");
     fflush(f);
 }
 
 void dl_table_row(FILE *f, const dl_result_t *r)
 {
     const dl_case_t *c = &r->c;
-    char group[16] = "";
+    char group[16] = "", wrong[24] = "-", root[16] = "-"; /* "-": none, as nccl-tests */
     if (r->split.op != DL_SPLIT_NONE)
         snprintf(group, sizeof(group), "  %5d", r->group);
-    fprintf(f, " %12llu %12zu %9s %6s %5d %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7llu %7zu%s%s\n",
+    if (r->checked)
+        snprintf(wrong, sizeof(wrong), "%llu", (unsigned long long)r->wrong);
+    if (c->root >= 0)
+        snprintf(root, sizeof(root), "%d", c->root);
+    fprintf(f, " %12llu %12zu %9s %6s %5s %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7s %7zu %-*s%s%s\n",
             (unsigned long long)c->counts.bytes, c->counts.param_count, dl_dtype_names[c->dtype],
-            c->coll->has_op ? dl_op_names[c->op] : "none", c->root,
+            c->coll->has_op ? dl_op_names[c->op] : "none", root,
             c->place == DL_PLACE_IN ? "in" : "out", r->t.mean * 1e6, r->t.p50 * 1e6,
-            r->t.p99 * 1e6, r->algbw_gbps, r->busbw_gbps, (unsigned long long)r->wrong, r->t.n,
-            group, r->wrong ? "  WRONG" : "");
+            r->t.p99 * 1e6, r->algbw_gbps, r->busbw_gbps, wrong, r->t.n, group[0] ? 9 : 0,
+            (unsigned)r->stop < DL_STOP_COUNT ? dl_stop_names[r->stop] : "?", group,
+            r->wrong ? "  WRONG" : "");
     fflush(f);
 }
 

@@ -16,6 +16,9 @@
 
 /* A new run document: schema, tool version, start time. */
 cJSON *dl_run_new(const char *command);
+/* "backend": {name, why (auto: what was passed over), modelled {system,
+ * nodes, gpus_per_node, ranks} for a model (setup NULL: none)}. */
+void dl_run_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup);
 /* The object for one profile, appended to "profiles"; results go in it. */
 cJSON *dl_run_add_profile(cJSON *run, const char *name, const char *backend, int modelled);
 /* One measured case as a row of the profile's "results". */
@@ -64,6 +67,14 @@ void dl_out_dir_default(char *buf, size_t len, const char *host);
 void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks,
                      const dl_split_t *split);
 void dl_table_row(FILE *f, const dl_result_t *r);
+
+/* The sweep's header (before the tables; legend: the columns' legend, for
+ * a run that prints tables) and footer (after the run is written: per
+ * profile its wrong elements, busbw, rows not converged; the stragglers;
+ * where the files went when written), read from the run document
+ * (banner.c). Printed with -q too: they are the findings. */
+void dl_banner_header(FILE *f, const cJSON *run, int legend);
+void dl_banner_footer(FILE *f, const cJSON *run, const char *dir, int written);
 
 /* A progress line on stderr, only when stderr is a terminal. */
 void dl_progress(size_t done, size_t total, const char *what);

@@ -26,6 +26,27 @@ cJSON *dl_run_new(const char *command)
     return run;
 }
 
+void dl_run_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup)
+{
+    cJSON *b = cJSON_AddObjectToObject(run, "backend");
+    cJSON_AddStringToObject(b, "name", name);
+    cJSON_AddStringToObject(b, "why", why);
+    if (!setup || setup->ranks <= 0 || setup->nodes <= 0)
+        return;
+    /* A model's ranks are the run's ranks; the processes carry them. */
+    const char *base = strrchr(setup->system, '/');
+    char sys[sizeof(setup->system)];
+    snprintf(sys, sizeof(sys), "%s", base ? base + 1 : setup->system);
+    char *dot = strstr(sys, ".json");
+    if (dot && !dot[5])
+        *dot = '\0';
+    cJSON *m = cJSON_AddObjectToObject(b, "modelled");
+    cJSON_AddStringToObject(m, "system", sys);
+    cJSON_AddNumberToObject(m, "nodes", setup->nodes);
+    cJSON_AddNumberToObject(m, "gpus_per_node", setup->ranks / setup->nodes);
+    cJSON_AddNumberToObject(m, "ranks", setup->ranks);
+}
+
 cJSON *dl_run_add_profile(cJSON *run, const char *name, const char *backend, int modelled)
 {
     cJSON *p = cJSON_CreateObject();
@@ -79,6 +100,7 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
     }
     cJSON_AddNumberToObject(o, "iterations", (double)r->t.n);
     cJSON_AddBoolToObject(o, "converged", r->converged);
+    cJSON_AddStringToObject(o, "stop", (unsigned)r->stop < DL_STOP_COUNT ? dl_stop_names[r->stop] : "?");
     cJSON_AddItemToObject(o, "time_us", time_obj(&r->t));
     cJSON_AddNumberToObject(o, "avg_us", r->avg_s * 1e6);
     cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw_gbps);
@@ -86,8 +108,13 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
     cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(ranks));
     cJSON_AddNumberToObject(o, "setup_s", r->setup_s);
     cJSON_AddNumberToObject(o, "timed_s", r->timed_s);
-    cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
-    if (r->wrong_per_rank) {
+    if (!r->checked) { /* not checked is not "0 wrong" */
+        cJSON_AddNullToObject(o, "wrong");
+        cJSON_AddNullToObject(o, "wrong_per_rank");
+    } else {
+        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
+    }
+    if (r->checked && r->wrong_per_rank) {
         cJSON *a = cJSON_AddArrayToObject(o, "wrong_per_rank");
         for (int i = 0; i < r->nranks; i++)
             cJSON_AddItemToArray(a, cJSON_CreateNumber((double)r->wrong_per_rank[i]));
@@ -118,7 +145,7 @@ static const char *const csv_cols[] = {
     "bytes_requested", "bytes", "count", "ranks", "iterations", "converged",
     "time_us_mean", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_min",
     "time_us_max", "time_us_stdev", "time_us_ci95", "avg_us", "algbw_gbps", "busbw_gbps",
-    "wrong", "group", "group_ranks",
+    "wrong", "group", "group_ranks", "stop",
 };
 
 static void csv_field(char **buf, size_t *len, size_t *cap, const cJSON *v, int first)

@@ -7,6 +7,7 @@
  * different GPU (CUDA_VISIBLE_DEVICES per rank) count as distinct GPUs. */
 #include "gpus.h"
 
+#include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,4 +93,27 @@ dl_status_t dl_gpus_check(MPI_Comm comm, int cpu_ok, const char *instead)
     if (first == rank)
         dl_err("%s", line);
     return DL_ERR_USAGE;
+}
+
+void *dl_gpus_rank_map(MPI_Comm comm)
+{
+    int rank, nranks, local_rank = 0, local_size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    dl_sys_local_rank(comm, &local_rank, &local_size);
+    char mine[DL_GPU_ID_LEN], *all = rank == 0 ? calloc((size_t)nranks, DL_GPU_ID_LEN) : NULL;
+    my_gpu(local_rank, mine);
+    MPI_Gather(mine, DL_GPU_ID_LEN, MPI_CHAR, all, DL_GPU_ID_LEN, MPI_CHAR, 0, comm);
+    if (rank != 0 || !all) {
+        free(all);
+        return NULL;
+    }
+    cJSON *a = cJSON_CreateArray();
+    for (int r = 0; r < nranks; r++) {
+        char id[DL_GPU_ID_LEN + 1];
+        snprintf(id, sizeof(id), "%.*s", DL_GPU_ID_LEN, all + (size_t)r * DL_GPU_ID_LEN);
+        cJSON_AddItemToArray(a, cJSON_CreateString(id));
+    }
+    free(all);
+    return a;
 }

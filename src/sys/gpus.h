@@ -22,5 +22,8 @@ int dl_gpus_distinct(const char *ids, int n);
  * than GPUs; the first such host's first rank prints the line.
  * DL_ERR_USAGE then (exit 2), before anything is written. */
 dl_status_t dl_gpus_check(MPI_Comm comm, int cpu_ok, const char *instead);
+/* Collective over comm: on rank 0 a cJSON array of each rank's GPU (the PCI
+ * bus id it would use, "" none), NULL elsewhere. For the run's record. */
+void *dl_gpus_rank_map(MPI_Comm comm);
 
 #endif

@@ -182,3 +182,13 @@ void *dl_json_parse_whole(const char *buf, size_t len)
     const char *end = NULL;
     return cJSON_ParseWithOpts(buf, &end, 1);
 }
+
+const char *dl_no_gpu_why(const char *cuda_words, char *buf, size_t len)
+{
+    /* CUDA's words then mislead ("driver version is insufficient"): left out. */
+    if (access("/proc/driver/nvidia/version", F_OK) != 0)
+        snprintf(buf, len, "no NVIDIA driver on this host (no /proc/driver/nvidia/version)");
+    else
+        snprintf(buf, len, "no CUDA GPU is visible here (%s)", cuda_words);
+    return buf;
+}

@@ -103,6 +103,11 @@ const char *dl_read_error(void);
  * it allowed), else NULL: trailing garbage, a second document or a NUL. */
 void *dl_json_parse_whole(const char *buf, size_t len);
 dl_status_t dl_dir_writable(const char *path);
+/* Why no CUDA GPU can be used, in words a person acts on: without the
+ * NVIDIA kernel driver (no /proc/driver/nvidia/version) CUDA reports "driver
+ * version is insufficient", which reads as an upgrade to make; that case
+ * says the driver is absent. cuda_words: CUDA's own error string. */
+const char *dl_no_gpu_why(const char *cuda_words, char *buf, size_t len);
 /* An output file named by option opt ("--json"), checked before any work:
  * not a folder, link or special file, its folder writable. One line. */
 dl_status_t dl_out_file_check(const char *opt, const char *path);

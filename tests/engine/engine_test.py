@@ -234,7 +234,7 @@ def check_named(run, out, rank):
     check(host == [s["host"]], "straggler's host %r, the fingerprint says %r" % (s["host"], host))
     check(s["late_us"] > 0 and 2 * s["rows"] >= s["of_rows"], "straggler figures: %r" % s)
     lines = [l for l in out.splitlines() if l.startswith("# stragglers:")]
-    check(len(lines) == 1 and ("rank %d (%s)" % (rank, s["host"])) in lines[0],
+    check(len(lines) == 1 and ("rank %d (%s, " % (rank, s["host"])) in lines[0],
           "stdout straggler line: %r" % lines)
     rows = [r for p in run["profiles"] for r in p["results"]]
     check(all(len(r["rank_late_us"]) == 4 for r in rows), "rank_late_us missing in a row")

@@ -12,7 +12,7 @@
 static const char *const csv_header =
     "profile,backend,modelled,collective,dtype,op,root,placement,bytes_requested,bytes,count,"
     "ranks,iterations,converged,time_us_mean,time_us_p50,time_us_p95,time_us_p99,time_us_min,"
-    "time_us_max,time_us_stdev,time_us_ci95,avg_us,algbw_gbps,busbw_gbps,wrong,group,group_ranks";
+    "time_us_max,time_us_stdev,time_us_ci95,avg_us,algbw_gbps,busbw_gbps,wrong,group,group_ranks,stop";
 
 /* A result as the measurement loop would leave it on rank 0. */
 static void make_result(dl_result_t *r, dl_coll_id_t id, dl_dtype_t dt, dl_op_t op,
@@ -31,6 +31,7 @@ static void make_result(dl_result_t *r, dl_coll_id_t id, dl_dtype_t dt, dl_op_t 
     for (int i = 0; i < n; i++)
         r->wrong += wrong[i];
     r->converged = 1;
+    r->checked = 1;
 }
 
 static char tmpdir[64];

@@ -124,8 +124,8 @@ static void group_row(void **state)
     assert_int_equal(cJSON_GetArrayItem(gr, 1)->valueint, 3);
     assert_int_equal(cJSON_GetObjectItem(row, "ranks")->valueint, 2);
     char *csv = dl_run_csv(run);
-    assert_non_null(strstr(csv, ",group,group_ranks\n"));
-    assert_non_null(strstr(csv, ",1,1 3\n"));
+    assert_non_null(strstr(csv, ",group,group_ranks,stop\n"));
+    assert_non_null(strstr(csv, ",1,1 3,ci\n"));
     free(csv);
     cJSON_Delete(run);
 }
