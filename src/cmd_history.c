@@ -3,6 +3,7 @@
  * verdict against the one before. */
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "analysis/analysis.h"
 #include "commands.h"
@@ -20,8 +21,9 @@ DL_OPTS_EXPORT("history", history_opts)
 #undef O
 
 static const char usage[] =
-    "usage: dlcomm history DIR... [--html FILE]\n\n"
-    "Every run found under the folders (run.json, and nccl-tests output told by its\n"
+    "usage: dlcomm history [DIR...] [--html FILE]\n\n"
+    "Every run found under the folders (default: results, where sweep writes; run.json,\n"
+    "and nccl-tests output told by its\n"
     "content), grouped by hosts and profile and ordered by start: bandwidth at the\n"
     "smallest, a middle and the largest size over time, version changes (NCCL, CUDA,\n"
     "driver, MPI, kernel, tool) between consecutive runs, and the last run's verdict\n"
@@ -38,9 +40,14 @@ static int history_main(int argc, char **argv)
                                pos, MAXDIRS, &npos, usage);
     if (code >= 0)
         return code;
-    if (npos < 1) {
-        dl_err("history needs at least one folder (see --help)");
-        return 2;
+    if (npos < 1) { /* where sweep writes by default, as run from the same folder */
+        struct stat sb;
+        if (stat("results", &sb) != 0) {
+            dl_err("history: no results folder here (sweep writes results/<date>-<host>); "
+                   "name the folders to read");
+            return 2;
+        }
+        pos[npos++] = "results";
     }
     if (o.html && dl_an_html_check("--html", o.html) != DL_OK)
         return 2;

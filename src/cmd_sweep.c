@@ -21,7 +21,7 @@
 
 typedef struct {
     const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles, *aggregate, *matrix, *split;
+    const char *profiles, *aggregate, *matrix, *split, *format;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -81,7 +81,11 @@ static const dl_opt_t sweep_opts[] = {
     {"timeout", 0, DL_OPT_DOUBLE, "300", "SEC",
      "no progress for SEC: a worker's profile is ended and reported (mpi: the job is aborted)",
      O(timeout), dl_opt_positive},
-    {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout", O(quiet), NULL},
+    {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout (the header and the findings stay)",
+     O(quiet), NULL},
+    {"format", 0, DL_OPT_STR, "table", "FMT",
+     "the tables' layout: table, or nccl-tests (its headers, a row per size with out-of-place "
+     "and in-place side by side, for its log parsers)", O(format), NULL},
     {"plot", 0, DL_OPT_FLAG, "0", NULL, "plot busbw and time per collective into the run folder (gnuplot)",
      O(plot), NULL},
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE", "write the figures for node_exporter's textfile collector",
@@ -212,6 +216,10 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
         st = dl_list_parse("op", o->ops, dl_op_names, DL_OP_COUNT, &p->ops);
     if (st != DL_OK)
         return st;
+    if (strcmp(o->format, "table") != 0 && strcmp(o->format, "nccl-tests") != 0) {
+        dl_err("--format must be table or nccl-tests, not '%s'", o->format);
+        return DL_ERR_USAGE;
+    }
     if (strcmp(o->placement, "out") == 0)
         p->places = 1;
     else if (strcmp(o->placement, "in") == 0)
@@ -329,6 +337,7 @@ typedef struct {
     dl_status_t io;
     char *hosts;       /* rank 0: nranks names of 256 chars (dl_sys_fingerprint) */
     dl_rank_tally_t late; /* rank 0: the rows' stragglers */
+    dl_ncclt_t *nt;    /* rank 0, --format nccl-tests: its layout instead of the table */
 } sweep_out_t;
 
 /* A "stragglers" list in run.json (the footer prints it): each rank named
@@ -383,13 +392,15 @@ static dl_status_t on_result_locked(void *arg, dl_result_t *r)
             s->io = dl_run_write(s->run, s->outdir);
         s->cur = r->c.coll;
         dl_progress_end();
-        if (!s->quiet)
+        if (!s->quiet && !s->nt)
             dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks, &r->split);
     }
     dl_run_add_result(s->profile, r);
     dl_rank_tally_add(&s->late, r);
     dl_progress_end();
-    if (!s->quiet)
+    if (!s->quiet && s->nt)
+        dl_ncclt_row(s->nt, r, s->profile_name);
+    else if (!s->quiet)
         dl_table_row(stdout, r);
     char what[128], sz[32];
     dl_size_format(r->c.counts.bytes, sz, sizeof(sz));
@@ -790,7 +801,9 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         else if (in.setup.system[0])
             cJSON_AddStringToObject(out.run, "system", in.setup.system);
         dl_run_backend(out.run, be->name, chose, workers ? &in.setup : NULL);
-        dl_banner_header(stdout, out.run, !o->quiet);
+        dl_banner_header(stdout, out.run, !o->quiet && strcmp(o->format, "table") == 0);
+        if (strcmp(o->format, "nccl-tests") == 0)
+            out.nt = dl_ncclt_new(stdout, out.run);
         dl_rank_tally_init(&out.late, nranks, NULL, hosts);
     }
     int stop = 0;
@@ -827,6 +840,7 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
                    sig ? dl_lw_signame(sig) : "", dir, out.done);
         else if (io == DL_OK) /* charts and the Prometheus file come from what was written */
             io = dl_an_after_sweep(dir, o->plot, o->prometheus, o->html);
+        dl_ncclt_free(out.nt); /* its last block's closing lines */
         dl_banner_footer(stdout, out.run, dir, written);
         if (out.wrong)
             dl_err("%llu wrong elements (see wrong_per_rank in %s/run.json)",

@@ -30,9 +30,23 @@ typedef struct {
     int group;              /* sweep --split: the row's group; -1: no split */
 } dl_row_t;
 
+/* A recorded setting: an environment variable, a profile's setting. */
+typedef struct {
+    char key[64], value[256];
+} dl_kv_t;
+
+/* A rank the run named a straggler (run.json "stragglers"). */
+typedef struct {
+    int rank, rows, of_rows;
+    char host[64];
+    double late_us;
+} dl_strag_t;
+
 typedef struct {
     char name[64], status[16], reason[128];
     int modelled;
+    dl_kv_t *env;          /* the profile's settings (its env), in file order */
+    size_t nenv;
     /* Algorithm and protocol the profile forces ("" when not forced). */
     char algo[32], proto[32];
     /* dlcomm runs: the backend, what NCCL said it used ("P2P 8 channels;
@@ -60,6 +74,17 @@ typedef struct {
     char nccl[32], cuda[32], driver[32], mpi[64], started[32];
     char kernel[96], gpu[96]; /* rank 0's host kernel; the GPU a worker reported */
     char system[512];         /* sim: the system description the sweep modelled */
+    /* What the run recorded beyond its rows, for "what differs": the
+     * allow-listed environment, the stragglers (has_strag: the run judged
+     * them), each rank's GPU ("0:0000:4a:00.0 1:..."), the backend and
+     * why it was chosen, a model's ranks and nodes (0: measured). */
+    dl_kv_t *env;
+    size_t nenv;
+    dl_strag_t *strag;
+    size_t nstrag;
+    int has_strag;
+    char rank_gpus[512], backend[16], backend_why[256];
+    int model_ranks, model_nodes;
 } dl_run_t;
 
 const char *dl_fmt_name(dl_fmt_t f);
@@ -94,6 +119,32 @@ void dl_an_ncclt_dtype(const char *s, char *out, size_t len);
 double dl_an_spread(const dl_row_t *r);
 /* "hosts vm; 2 ranks; dlcomm 0.1.0; NCCL 2.28.3" for titles and warnings. */
 void dl_an_describe(const dl_run_t *r, char *buf, size_t len);
+/* The run's one rank count: a model's ranks, else the processes'. And the
+ * words every output uses for it: "4 ranks on 1 host", "64 modelled ranks
+ * (8 nodes), carried by 4 processes on 1 host". */
+int dl_an_run_ranks(const dl_run_t *r);
+void dl_an_ranks_text(const dl_run_t *r, char *buf, size_t len);
+/* The recorded value of an environment variable ("" when not recorded). */
+const char *dl_an_env(const dl_run_t *r, const char *key);
+
+/* ---- what differs between two runs (differ.c) ---- */
+
+/* One difference: its kind ("environment", "versions", ...), what
+ * ("NCCL_ALGO"), and each side's value ("" where the side has none). */
+typedef struct {
+    const char *kind;
+    char what[96], base[256], cur[256];
+} dl_diff_t;
+typedef struct {
+    dl_diff_t *v;
+    size_t n, cap;
+} dl_diffs_t;
+/* Every difference, kind by kind, in the order of the kinds table. */
+dl_status_t dl_an_diffs(const dl_run_t *b, const dl_run_t *n, dl_diffs_t *out);
+void dl_an_diffs_free(dl_diffs_t *d);
+/* Appends one (for a kind's collector); "" on both sides or equal: none. */
+void dl_an_diff_add(dl_diffs_t *d, const char *kind, const char *what, const char *b,
+                    const char *n);
 /* Orders rows by (profile, collective, dtype, op, placement, bytes, ranks);
  * with_profile 0 leaves the profile out. */
 int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile);
@@ -158,6 +209,7 @@ typedef struct {
     size_t only_base, only_new, small;
     int profiles_merged;   /* one profile each, names differ: paired anyway */
     char warnings[1024];   /* "; "-separated differences between the runs */
+    dl_diffs_t diffs;      /* the same, each with its kind and both values */
     size_t wrong_rows;     /* rows of new with wrong elements: a failure, never a warning */
     size_t failed;         /* profiles ok in base that did not finish ok in new */
     char failures[512];    /* "; "-separated: "nccl-ring: ok -> timeout" */
@@ -207,6 +259,8 @@ typedef struct {
     int best, second;   /* curve indices, -1: none */
     double sc_best, sc_second; /* geometric-mean time, us */
     int nsizes;
+    int tie;            /* best and second inside each other's noise */
+    double noise_pct;   /* their combined 95% half-width, % (NAN: a spread unknown) */
 } dl_rep_band_t;
 
 typedef struct {

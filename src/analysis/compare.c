@@ -57,31 +57,17 @@ static int distinct_profile(const dl_run_t *r)
     return r->nrows > 0;
 }
 
-static void warn_diff(dl_cmp_t *c, const char *what, const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), m = la < lb ? la : lb;
-    if (strcmp(a, b) == 0 || !a[0] || !b[0]) /* unknown on one side: not a difference */
-        return;
-    if (strncmp(a, b, m) == 0 && (a[m] == ' ' || b[m] == ' ')) /* "x" vs "x 1.2": less known */
-        return;
-    size_t n = strlen(c->warnings);
-    snprintf(c->warnings + n, sizeof(c->warnings) - n, "%s%s %s vs %s", n ? "; " : "", what, a, b);
-}
-
+/* The differences (differ.c), and the one-line summary of them. */
 static void run_differences(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
 {
-    char rb[16], rn[16];
-    snprintf(rb, sizeof(rb), "%d", b->ranks);
-    snprintf(rn, sizeof(rn), "%d", n->ranks);
-    warn_diff(c, "ranks", rb, rn);
-    warn_diff(c, "hosts", b->hosts, n->hosts);
-    warn_diff(c, "tool", b->tool, n->tool);
-    warn_diff(c, "NCCL", b->nccl, n->nccl);
-    warn_diff(c, "CUDA", b->cuda, n->cuda);
-    warn_diff(c, "driver", b->driver, n->driver);
-    warn_diff(c, "MPI", b->mpi, n->mpi);
-    int mb = b->nrows && b->rows[0].modelled, mn = n->nrows && n->rows[0].modelled;
-    warn_diff(c, "source", mb ? "modelled" : "measured", mn ? "modelled" : "measured");
+    dl_an_diffs(b, n, &c->diffs);
+    size_t len = 0;
+    for (size_t i = 0; i < c->diffs.n && len < sizeof(c->warnings); i++) {
+        const dl_diff_t *d = &c->diffs.v[i];
+        len += (size_t)snprintf(c->warnings + len, sizeof(c->warnings) - len, "%s%s %s vs %s",
+                                len ? "; " : "", d->what, d->base[0] ? d->base : "(unset)",
+                                d->cur[0] ? d->cur : "(unset)");
+    }
 }
 
 /* A profile that finished in base but timed out, crashed or failed in new
@@ -213,4 +199,5 @@ void dl_an_cmp_free(dl_cmp_t *c)
 {
     free(c->pairs);
     c->pairs = NULL;
+    dl_an_diffs_free(&c->diffs);
 }

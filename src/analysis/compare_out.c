@@ -46,6 +46,13 @@ static void print_header(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl
             n->path, dl_fmt_name(n->fmt), dn);
     if (c->warnings[0])
         fprintf(f, "warning: the runs differ: %s\n", c->warnings);
+    if (c->diffs.n)
+        fprintf(f, "\nwhat differs (base -> new; often the cause):\n");
+    for (size_t i = 0; i < c->diffs.n; i++) {
+        const dl_diff_t *d = &c->diffs.v[i];
+        fprintf(f, "  %-11s %-24s %s -> %s\n", d->kind, d->what, d->base[0] ? d->base : "(unset)",
+                d->cur[0] ? d->cur : "(unset)");
+    }
     if (c->profiles_merged)
         fprintf(f, "note: one profile each with different names (%s, %s): paired as one\n",
                 b->rows[0].profile, n->rows[0].profile);
@@ -167,6 +174,22 @@ dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *
     cJSON_AddNumberToObject(doc, "min_bytes", (double)o->min_size);
     cJSON_AddStringToObject(doc, "stat", o->use_p50 ? "p50" : "mean");
     cJSON_AddStringToObject(doc, "warnings", c->warnings);
+    cJSON *dif = cJSON_AddArrayToObject(doc, "differences");
+    for (size_t i = 0; i < c->diffs.n; i++) { /* null: not set, or not known, on that side */
+        const dl_diff_t *d = &c->diffs.v[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kind", d->kind);
+        cJSON_AddStringToObject(e, "what", d->what);
+        if (d->base[0])
+            cJSON_AddStringToObject(e, "base", d->base);
+        else
+            cJSON_AddNullToObject(e, "base");
+        if (d->cur[0])
+            cJSON_AddStringToObject(e, "new", d->cur);
+        else
+            cJSON_AddNullToObject(e, "new");
+        cJSON_AddItemToArray(dif, e);
+    }
     cJSON_AddStringToObject(doc, "failed_profiles", c->failures);
     cJSON *s = cJSON_AddObjectToObject(doc, "summary");
     for (int v = 0; v <= DL_V_REGRESSION; v++)

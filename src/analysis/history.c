@@ -134,7 +134,7 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
             snprintf(e->profile, sizeof(e->profile), "%s", profs[k]);
             /* measured and modelled runs, or other rank counts, are not one trend */
             snprintf(e->key, sizeof(e->key), "%s|%s|%d|%d", r->hosts[0] ? r->hosts : "?", profs[k],
-                     r->ranks, r->nrows && r->rows[0].modelled);
+                     dl_an_run_ranks(r), r->nrows && r->rows[0].modelled);
         }
     }
     if (st == DL_OK && h->nruns == 0) {
@@ -257,9 +257,10 @@ static void group_text(FILE *f, const dl_hist_run_t *g, size_t n)
     size_t ns = dl_an_history_sizes(last, coll, sz);
     snprintf(a, sizeof(a), "%s", g[0].run->started[0] ? g[0].run->started : "?");
     snprintf(b, sizeof(b), "%s", last->run->started[0] ? last->run->started : "?");
-    fprintf(f, "\nhosts %s, profile %s, %d ranks%s: %zu run%s, %s .. %s\n", last->run->hosts,
-            last->profile, last->run->ranks, last->run->rows[0].modelled ? " (modelled)" : "", n,
-            n == 1 ? "" : "s", a, b);
+    char ranks[192];
+    dl_an_ranks_text(last->run, ranks, sizeof(ranks));
+    fprintf(f, "\nhosts %s, profile %s, %s: %zu run%s, %s .. %s\n", last->run->hosts,
+            last->profile, ranks, n, n == 1 ? "" : "s", a, b);
     for (size_t k = 0; k < ns; k++) {
         char s[32];
         double t0, t1, lo = INFINITY, hi = -INFINITY;

@@ -106,24 +106,69 @@ static void row(dl_buf_t *b, const char *k, const char *v)
     dl_buf_printf(b, "</td></tr>");
 }
 
+/* The recorded environment (allow-listed), one "K=V" after another. */
+static void env_row(dl_buf_t *b, const dl_run_t *r)
+{
+    char env[2048];
+    size_t n = 0;
+    env[0] = '\0';
+    for (size_t i = 0; i < r->nenv && n < sizeof(env); i++)
+        if (strcmp(r->env[i].key, "DLCOMM_INJECT") != 0)
+            n += (size_t)snprintf(env + n, sizeof(env) - n, "%s%s=%s", n ? " " : "",
+                                  r->env[i].key, r->env[i].value);
+    row(b, "environment", env);
+    const char *inj = dl_an_env(r, "DLCOMM_INJECT");
+    if (inj[0]) {
+        dl_buf_printf(b, "<tr class=\"warn\" id=\"injected\"><th scope=\"row\">injected fault</th><td>"
+                         "DLCOMM_INJECT=");
+        dl_buf_esc(b, inj);
+        dl_buf_printf(b, " (planted on purpose: these figures are not the hardware's)</td></tr>");
+    }
+}
+
 void dl_html_run_table(dl_buf_t *b, const dl_run_t *r)
 {
-    char ranks[96];
-    snprintf(ranks, sizeof(ranks), "%d on %d host%s", r->ranks, r->nhosts, r->nhosts == 1 ? "" : "s");
+    char ranks[192], backend[300];
+    dl_an_ranks_text(r, ranks, sizeof(ranks)); /* the one rank count, as every output says it */
+    snprintf(backend, sizeof(backend), "%s%s%s%s", r->backend, r->backend_why[0] ? " (" : "",
+             r->backend_why, r->backend_why[0] ? ")" : "");
     dl_buf_printf(b, "<table class=\"run\"><caption>The run</caption>");
     row(b, "file", r->path);
     row(b, "format", dl_fmt_name(r->fmt));
     row(b, "started", r->started);
     row(b, "hosts", r->hosts);
     row(b, "ranks", ranks);
+    row(b, "backend", r->backend[0] ? backend : "");
     row(b, "GPU", r->gpu);
+    row(b, "rank GPUs", r->rank_gpus);
     row(b, "tool", r->tool);
     row(b, "NCCL", r->nccl);
     row(b, "CUDA", r->cuda);
     row(b, "driver", r->driver);
     row(b, "MPI", r->mpi);
     row(b, "kernel", r->kernel);
+    env_row(b, r);
     dl_buf_printf(b, "</table>\n");
+}
+
+void dl_html_stragglers(dl_buf_t *b, const dl_run_t *r)
+{
+    if (!r->has_strag)
+        return;
+    if (!r->nstrag) {
+        dl_buf_printf(b, "<p id=\"stragglers\">Stragglers: none (no rank late in half the rows "
+                         "or more).</p>\n");
+        return;
+    }
+    dl_buf_printf(b, "<div class=\"notice\" id=\"stragglers\"><p><strong>Stragglers: ranks late "
+                     "into the calls in half the rows or more</strong></p><ul>");
+    for (size_t i = 0; i < r->nstrag; i++) {
+        dl_buf_printf(b, "<li>rank %d (", r->strag[i].rank);
+        dl_buf_esc(b, r->strag[i].host);
+        dl_buf_printf(b, ") late in %d/%d rows by %.1f us</li>", r->strag[i].rows,
+                      r->strag[i].of_rows, r->strag[i].late_us);
+    }
+    dl_buf_printf(b, "</ul></div>\n");
 }
 
 void dl_html_profiles(dl_buf_t *b, const dl_run_t *r)
@@ -155,7 +200,8 @@ void dl_html_profiles(dl_buf_t *b, const dl_run_t *r)
     }
     dl_buf_printf(b, "<table class=\"profiles\"><caption>Profiles</caption><thead><tr>"
                      "<th>profile</th><th>backend</th><th>status</th><th>reason</th>"
-                     "<th>what NCCL used</th><th>transport contradictions</th></tr></thead><tbody>");
+                     "<th>what NCCL used (modelled: what the model assumed; no NCCL ran)</th>"
+                     "<th>transport contradictions</th></tr></thead><tbody>");
     for (size_t i = 0; i < r->nprofs; i++) {
         const dl_prof_t *p = &r->profs[i];
         int ok = !strcmp(p->status, "ok");
@@ -167,7 +213,7 @@ void dl_html_profiles(dl_buf_t *b, const dl_run_t *r)
         dl_buf_esc(b, p->status);
         dl_buf_printf(b, "</td><td>");
         dl_buf_esc(b, p->reason);
-        dl_buf_printf(b, "</td><td>");
+        dl_buf_printf(b, "</td><td>%s", p->modelled && p->used[0] ? "modelled: " : "");
         dl_buf_esc(b, p->used[0] ? p->used : "-");
         dl_buf_printf(b, "</td><td%s>", p->contra[0] ? " class=\"warn\"" : "");
         dl_buf_esc(b, p->contra[0] ? p->contra : "none");

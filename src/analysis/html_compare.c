@@ -18,14 +18,38 @@ static void fp_row(dl_buf_t *b, const char *what, const char *x, const char *y)
     dl_buf_printf(b, "</td><td>%s</td></tr>", differ ? "differs" : "");
 }
 
+/* Every difference compare found (differ.c), kind by kind. */
+static void differences(dl_buf_t *b, const dl_cmp_t *c)
+{
+    dl_buf_printf(b, "<h2 id=\"fingerprints\">What differs between the runs</h2>");
+    if (!c->diffs.n) {
+        dl_buf_printf(b, "<p id=\"differences\">Nothing recorded differs: environment, profile "
+                         "settings, versions, hosts, GPUs and stragglers are the same.</p>\n");
+        return;
+    }
+    dl_buf_printf(b, "<table class=\"differences\" id=\"differences\"><caption>Differences (often "
+                     "the cause)</caption><thead><tr><th>kind</th><th>what</th><th>base</th>"
+                     "<th>new</th></tr></thead><tbody>");
+    for (size_t i = 0; i < c->diffs.n; i++) {
+        const dl_diff_t *d = &c->diffs.v[i];
+        dl_buf_printf(b, "<tr class=\"warn\"><td>%s</td><td>", d->kind);
+        dl_buf_esc(b, d->what);
+        dl_buf_printf(b, "</td><td>");
+        dl_buf_esc(b, d->base[0] ? d->base : "(unset)");
+        dl_buf_printf(b, "</td><td>");
+        dl_buf_esc(b, d->cur[0] ? d->cur : "(unset)");
+        dl_buf_printf(b, "</td></tr>");
+    }
+    dl_buf_printf(b, "</tbody></table>\n");
+}
+
 static void fingerprints(dl_buf_t *b, const dl_run_t *x, const dl_run_t *y)
 {
-    char rx[16], ry[16];
-    snprintf(rx, sizeof(rx), "%d", x->ranks);
-    snprintf(ry, sizeof(ry), "%d", y->ranks);
-    dl_buf_printf(b, "<h2 id=\"fingerprints\">What differs between the runs</h2><table "
-                     "class=\"fingerprint\"><caption>Fingerprints (a difference is often the cause)"
-                     "</caption><thead><tr><th></th><th>base</th><th>new</th><th></th></tr></thead><tbody>");
+    char rx[192], ry[192];
+    dl_an_ranks_text(x, rx, sizeof(rx));
+    dl_an_ranks_text(y, ry, sizeof(ry));
+    dl_buf_printf(b, "<table class=\"fingerprint\"><caption>Fingerprints</caption><thead><tr>"
+                     "<th></th><th>base</th><th>new</th><th></th></tr></thead><tbody>");
     fp_row(b, "file", x->path, y->path);
     fp_row(b, "started", x->started, y->started);
     fp_row(b, "hosts", x->hosts, y->hosts);
@@ -210,6 +234,7 @@ dl_status_t dl_an_html_compare(const char *path, const dl_run_t *b, const dl_run
     snprintf(title, sizeof(title), "dlcomm compare: %s against %s", n->path, b->path);
     dl_html_begin(&buf, title);
     verdict(&buf, o, c);
+    differences(&buf, c);
     fingerprints(&buf, b, n);
     char colls[32][64];
     size_t nc = dl_an_names(n, 0, colls, 32);

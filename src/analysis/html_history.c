@@ -92,8 +92,11 @@ static dl_status_t group(dl_buf_t *b, const dl_hist_run_t *g, size_t n, int gi)
     dl_buf_esc(b, last->run->hosts);
     dl_buf_printf(b, ", profile ");
     dl_buf_esc(b, last->profile);
-    dl_buf_printf(b, ", %d ranks%s (%zu runs)</h2>\n", last->run->ranks,
-                  last->run->nrows && last->run->rows[0].modelled ? ", modelled" : "", n);
+    char ranks[192];
+    dl_an_ranks_text(last->run, ranks, sizeof(ranks));
+    dl_buf_printf(b, ", ");
+    dl_buf_esc(b, ranks);
+    dl_buf_printf(b, " (%zu runs)</h2>\n", n);
     verdict_line(b, g, n);
     char id[32], title[512];
     snprintf(id, sizeof(id), "hist%d", gi);

@@ -132,12 +132,15 @@ static void curves_table(dl_buf_t *b, const dl_rep_coll_t *rc)
             continue;
         }
         dl_buf_printf(b, "</td><td>");
+        if (bd->tie) /* inside the noise: no winner to name */
+            dl_buf_printf(b, "tie: ");
         dl_buf_esc(b, rc->names[bd->best]);
         dl_buf_printf(b, "</td><td class=\"num\">%.4g</td><td class=\"num\">%d</td><td>", bd->sc_best,
                       bd->nsizes);
         dl_buf_esc(b, bd->second >= 0 ? rc->names[bd->second] : "(the only profile)");
         if (bd->second >= 0)
-            dl_buf_printf(b, "</td><td class=\"num\">%.1f%%</td></tr>", (bd->sc_second / bd->sc_best - 1) * 100);
+            dl_buf_printf(b, "</td><td class=\"num\">%.1f%%%s</td></tr>",
+                          (bd->sc_second / bd->sc_best - 1) * 100, bd->tie ? " (a tie: inside the noise)" : "");
         else
             dl_buf_printf(b, "</td><td>-</td></tr>");
     }
@@ -231,6 +234,7 @@ dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_
                           "profiles marked (modelled) come from the sim backend's model, not from a "
                           "measurement.</p>\n");
     wrong_rows(&b, r);
+    dl_html_stragglers(&b, r);
     dl_html_run_table(&b, r);
     dl_html_profiles(&b, r);
     if (line && isfinite(line->gbps)) {

@@ -95,8 +95,10 @@ static void run_info(sbuf_t *b, const dl_run_t *r)
     put_label(b, "tool", r->tool, 1);
     put_label(b, "format", dl_fmt_name(r->fmt), 0);
     put_label(b, "hosts", r->hosts, 0);
-    snprintf(num, sizeof(num), "%d", r->ranks);
+    snprintf(num, sizeof(num), "%d", dl_an_run_ranks(r)); /* the rows' count: a model's ranks */
     put_label(b, "ranks", num, 0);
+    snprintf(num, sizeof(num), "%d", r->ranks);
+    put_label(b, "processes", num, 0);
     snprintf(num, sizeof(num), "%d", r->nhosts);
     put_label(b, "nodes", num, 0);
     put_label(b, "nccl_version", r->nccl, 0);

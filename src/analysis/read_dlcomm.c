@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *str_of(const cJSON *o, const char *key, const char *def)
@@ -27,6 +28,69 @@ static void version_of(const cJSON *fp, const char *key, char *out, size_t len)
         snprintf(out, len, "%s", v->valuestring);
     else if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
         snprintf(out, len, "%g", v->valuedouble);
+}
+
+/* An object of strings as settings, appended to *v (n of them). */
+static dl_status_t read_kvs(const cJSON *obj, dl_kv_t **v, size_t *n)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj)
+    {
+        if (!cJSON_IsString(e) || !e->string)
+            continue;
+        dl_kv_t *nv = realloc(*v, (*n + 1) * sizeof(**v));
+        if (!nv)
+            return DL_ERR_NOMEM;
+        *v = nv;
+        snprintf(nv[*n].key, sizeof(nv[*n].key), "%s", e->string);
+        snprintf(nv[*n].value, sizeof(nv[*n].value), "%s", e->valuestring);
+        (*n)++;
+    }
+    return DL_OK;
+}
+
+/* The stragglers the run named, when it judged them (a list, maybe empty). */
+static dl_status_t read_stragglers(const cJSON *run, dl_run_t *out)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(run, "stragglers"), *e;
+    out->has_strag = cJSON_IsArray(a);
+    cJSON_ArrayForEach(e, a)
+    {
+        dl_strag_t *v = realloc(out->strag, (out->nstrag + 1) * sizeof(*v));
+        if (!v)
+            return DL_ERR_NOMEM;
+        out->strag = v;
+        dl_strag_t *s = &v[out->nstrag++];
+        double rk = num_of(e, "rank"), rows = num_of(e, "rows"), of = num_of(e, "of_rows");
+        s->rank = rk >= 0 && rk < 1e7 ? (int)rk : -1;
+        s->rows = rows >= 0 && rows < 1e9 ? (int)rows : 0;
+        s->of_rows = of >= 0 && of < 1e9 ? (int)of : 0;
+        s->late_us = num_of(e, "late_us");
+        snprintf(s->host, sizeof(s->host), "%s", str_of(e, "host", "?"));
+    }
+    return DL_OK;
+}
+
+/* Each rank's GPU, the backend and why, a model's size. */
+static void read_where(const cJSON *run, const cJSON *fp, dl_run_t *out)
+{
+    const cJSON *g;
+    size_t n = 0;
+    int r = 0;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(fp, "rank_gpus"))
+    {
+        if (cJSON_IsString(g) && g->valuestring[0] && n < sizeof(out->rank_gpus))
+            n += (size_t)snprintf(out->rank_gpus + n, sizeof(out->rank_gpus) - n, "%s%d:%s",
+                                  n ? " " : "", r, g->valuestring);
+        r++;
+    }
+    const cJSON *be = cJSON_GetObjectItemCaseSensitive(run, "backend");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(be, "modelled");
+    snprintf(out->backend, sizeof(out->backend), "%s", str_of(be, "name", ""));
+    snprintf(out->backend_why, sizeof(out->backend_why), "%s", str_of(be, "why", ""));
+    double mr = num_of(m, "ranks"), mn = num_of(m, "nodes");
+    out->model_ranks = mr >= 1 && mr < 1e7 ? (int)mr : 0;
+    out->model_nodes = mn >= 1 && mn < 1e6 ? (int)mn : 0;
 }
 
 void dl_an_read_header(const cJSON *run, dl_run_t *out)
@@ -61,6 +125,7 @@ void dl_an_read_header(const cJSON *run, dl_run_t *out)
              str_of(run, "tool_version", "?"));
     snprintf(out->started, sizeof(out->started), "%s", str_of(run, "started", ""));
     snprintf(out->system, sizeof(out->system), "%s", str_of(run, "system", ""));
+    read_where(run, fp, out);
 }
 
 /* NCCL_ALGO / NCCL_PROTO from the profile's env, else from its name. */
@@ -165,10 +230,15 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         return DL_ERR_INPUT;
     }
     dl_an_read_header(run, out);
-    dl_status_t st = DL_OK;
+    dl_status_t st = read_kvs(cJSON_GetObjectItemCaseSensitive(run, "environment"), &out->env,
+                              &out->nenv);
+    if (st == DL_OK)
+        st = read_stragglers(run, out);
     const cJSON *p;
     cJSON_ArrayForEach(p, profiles)
     {
+        if (st != DL_OK)
+            break;
         dl_prof_t *pr = dl_an_add_prof(out, str_of(p, "name", "?"));
         if (!pr) {
             st = DL_ERR_NOMEM;
@@ -179,6 +249,8 @@ dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out)
         pr->modelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "modelled"));
         read_forced(p, pr);
         read_observed(p, pr, out);
+        if ((st = read_kvs(cJSON_GetObjectItemCaseSensitive(p, "env"), &pr->env, &pr->nenv)) != DL_OK)
+            break;
         if (!out->nccl[0]) /* what NCCL itself said, when the fingerprint does not */
             version_of(cJSON_GetObjectItemCaseSensitive(p, "observed_transports"), "nccl_version",
                        out->nccl, sizeof(out->nccl));

@@ -38,9 +38,10 @@ size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max)
 
 /* Geometric mean of the time over the band's sizes every curve has (so no
  * profile wins by missing its slow sizes); the lowest wins. */
-static double band_score(const dl_curve_t *cv, size_t nc, size_t k, size_t b, int *nsizes)
+static double band_score(const dl_curve_t *cv, size_t nc, size_t k, size_t b, int *nsizes,
+                         double *rel)
 {
-    double lsum = 0;
+    double lsum = 0, var = 0;
     int n = 0;
     for (size_t i = 0; i < cv[k].n; i++) {
         uint64_t by = cv[k].v[i]->bytes;
@@ -54,31 +55,49 @@ static double band_score(const dl_curve_t *cv, size_t nc, size_t k, size_t b, in
             everywhere = has;
         }
         if (everywhere) {
+            double e = dl_an_spread(cv[k].v[i]) / cv[k].v[i]->time_us; /* NAN: unknown */
             lsum += log(cv[k].v[i]->time_us);
+            var += e * e;
             n++;
         }
     }
     *nsizes = n;
+    /* The geometric mean's relative error: its log is the mean of the logs. */
+    *rel = n ? sqrt(var) / n : NAN;
     return n ? exp(lsum / n) : NAN;
+}
+
+/* A band's best and next inside each other's noise are a tie: the
+ * difference of their log scores within the combined 95% half-widths (or,
+ * where a spread is unknown, nothing a printed tenth of a percent shows). */
+static void band_tie(dl_rep_band_t *o, double rel_best, double rel_second)
+{
+    if (o->best < 0 || o->second < 0)
+        return;
+    double d = log(o->sc_second / o->sc_best), noise = sqrt(rel_best * rel_best + rel_second * rel_second);
+    o->noise_pct = isfinite(noise) ? 100 * noise : NAN;
+    o->tie = isfinite(noise) ? d <= noise : d < 0.0005;
 }
 
 static void bands_make(dl_rep_coll_t *rc)
 {
     for (size_t b = 0; b < DL_NBANDS; b++) {
         dl_rep_band_t *o = &rc->bands[b];
-        *o = (dl_rep_band_t){bands[b].name, bands[b].lo, bands[b].hi, -1, -1, NAN, NAN, 0};
+        *o = (dl_rep_band_t){bands[b].name, bands[b].lo, bands[b].hi, -1, -1, NAN, NAN, 0, 0, NAN};
+        double rb = NAN, rs = NAN;
         for (size_t k = 0; k < rc->ncv; k++) {
             int n;
-            double sc = band_score(rc->cv, rc->ncv, k, b, &n);
+            double rel, sc = band_score(rc->cv, rc->ncv, k, b, &n, &rel);
             if (!isfinite(sc))
                 continue;
             o->nsizes = n;
             if (o->best < 0 || sc < o->sc_best) {
-                o->second = o->best, o->sc_second = o->sc_best;
-                o->best = (int)k, o->sc_best = sc;
+                o->second = o->best, o->sc_second = o->sc_best, rs = rb;
+                o->best = (int)k, o->sc_best = sc, rb = rel;
             } else if (o->second < 0 || sc < o->sc_second)
-                o->second = (int)k, o->sc_second = sc;
+                o->second = (int)k, o->sc_second = sc, rs = rel;
         }
+        band_tie(o, rb, rs);
     }
 }
 
@@ -180,10 +199,39 @@ static void band_text(FILE *f, const dl_rep_coll_t *rc, const dl_rep_band_t *b)
     else if (b->second < 0)
         fprintf(f, "%s (the only profile; geo-mean time %.4g us over %d sizes)\n",
                 rc->names[b->best], b->sc_best, b->nsizes);
+    else if (b->tie)
+        fprintf(f, "tie: %s and %s (geo-mean time %.4g and %.4g us over %d sizes: %.1f%% apart, "
+                   "inside the noise%s)\n", rc->names[b->best], rc->names[b->second], b->sc_best,
+                b->sc_second, b->nsizes, (b->sc_second / b->sc_best - 1) * 100,
+                isfinite(b->noise_pct) ? "" : "; no spread known");
     else
         fprintf(f, "%s (geo-mean time %.4g us over %d sizes; next %s %.4g us, %.1f%% slower)\n",
                 rc->names[b->best], b->sc_best, b->nsizes, rc->names[b->second], b->sc_second,
                 (b->sc_second / b->sc_best - 1) * 100);
+}
+
+/* What the run recorded beside its rows: a fault injected on purpose, the
+ * environment (NCCL_*, UCX_*, OMPI_MCA_* ...), the stragglers it named. */
+static void facts_text(FILE *f, const dl_run_t *r)
+{
+    const char *inj = dl_an_env(r, "DLCOMM_INJECT");
+    if (inj[0])
+        fprintf(f, "INJECTED: DLCOMM_INJECT=%s: a fault planted on purpose; these figures are "
+                   "not the hardware's\n", inj);
+    if (r->gpu[0] || r->rank_gpus[0])
+        fprintf(f, "GPUs: %s%s%s\n", r->gpu, r->gpu[0] && r->rank_gpus[0] ? "; " : "", r->rank_gpus);
+    size_t shown = 0;
+    for (size_t i = 0; i < r->nenv; i++)
+        if (strcmp(r->env[i].key, "DLCOMM_INJECT") != 0)
+            fprintf(f, "%s%s=%s", shown++ ? ", " : "environment: ", r->env[i].key, r->env[i].value);
+    if (shown)
+        fprintf(f, "\n");
+    if (r->has_strag && !r->nstrag)
+        fprintf(f, "stragglers: none\n");
+    for (size_t i = 0; i < r->nstrag; i++)
+        fprintf(f, "%s rank %d (%s) late in %d/%d rows by %.1f us%s", i ? ";" : "stragglers:",
+                r->strag[i].rank, r->strag[i].host, r->strag[i].rows, r->strag[i].of_rows,
+                r->strag[i].late_us, i + 1 == r->nstrag ? "\n" : "");
 }
 
 static void report_text(FILE *f, const dl_run_t *r, const dl_report_t *rep)
@@ -194,6 +242,7 @@ static void report_text(FILE *f, const dl_run_t *r, const dl_report_t *rep)
     if (rep->modelled)
         fprintf(f, "MODELLED: figures marked (modelled) come from the sim backend's model, "
                    "not from a measurement\n");
+    facts_text(f, r);
     for (size_t i = 0; i < r->nprofs; i++)
         if (strcmp(r->profs[i].status, "ok"))
             fprintf(f, "profile %s: %s%s%s\n", r->profs[i].name, r->profs[i].status,
@@ -260,10 +309,39 @@ static cJSON *coll_json(const dl_rep_coll_t *rc)
             cJSON_AddStringToObject(x, "best", rc->names[band->best]);
             cJSON_AddNumberToObject(x, "geomean_time_us", band->sc_best);
             cJSON_AddNumberToObject(x, "sizes", band->nsizes);
+            cJSON_AddBoolToObject(x, "tie", band->tie);
+            if (band->second >= 0)
+                cJSON_AddStringToObject(x, "next", rc->names[band->second]);
         }
         cJSON_AddItemToArray(ba, x);
     }
     return o;
+}
+
+static void facts_json(cJSON *j, const dl_run_t *r)
+{
+    const char *inj = dl_an_env(r, "DLCOMM_INJECT");
+    if (inj[0])
+        cJSON_AddStringToObject(j, "injected", inj);
+    else
+        cJSON_AddNullToObject(j, "injected");
+    cJSON *env = cJSON_AddObjectToObject(j, "environment");
+    for (size_t i = 0; i < r->nenv; i++)
+        cJSON_AddStringToObject(env, r->env[i].key, r->env[i].value);
+    if (!r->has_strag) {
+        cJSON_AddNullToObject(j, "stragglers"); /* not judged (nccl-tests, an older run) */
+        return;
+    }
+    cJSON *a = cJSON_AddArrayToObject(j, "stragglers");
+    for (size_t i = 0; i < r->nstrag; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "rank", r->strag[i].rank);
+        cJSON_AddStringToObject(e, "host", r->strag[i].host);
+        cJSON_AddNumberToObject(e, "rows", r->strag[i].rows);
+        cJSON_AddNumberToObject(e, "of_rows", r->strag[i].of_rows);
+        cJSON_AddNumberToObject(e, "late_us", r->strag[i].late_us);
+        cJSON_AddItemToArray(a, e);
+    }
 }
 
 static cJSON *report_json(const dl_run_t *r, const dl_report_t *rep)
@@ -276,6 +354,9 @@ static cJSON *report_json(const dl_run_t *r, const dl_report_t *rep)
     cJSON_AddStringToObject(j, "format", dl_fmt_name(r->fmt));
     cJSON_AddStringToObject(j, "run", d);
     cJSON_AddBoolToObject(j, "modelled", rep->modelled);
+    cJSON_AddNumberToObject(j, "ranks", dl_an_run_ranks(r));
+    cJSON_AddNumberToObject(j, "processes", r->ranks);
+    facts_json(j, r);
     cJSON *st = cJSON_AddArrayToObject(j, "profiles");
     for (size_t i = 0; i < r->nprofs; i++) {
         cJSON *p = cJSON_CreateObject();

@@ -55,8 +55,12 @@ dl_prof_t *dl_an_add_prof(dl_run_t *r, const char *name)
 
 void dl_an_free(dl_run_t *r)
 {
+    for (size_t i = 0; i < r->nprofs; i++)
+        free(r->profs[i].env);
     free(r->rows);
     free(r->profs);
+    free(r->env);
+    free(r->strag);
     memset(r, 0, sizeof(*r));
 }
 
@@ -127,9 +131,11 @@ double dl_an_spread(const dl_row_t *r)
     return NAN;
 }
 
-/* The ranks a sim run modelled (its rows say), 0 for measured runs. */
+/* The ranks a sim run modelled: its record says, else its rows. */
 static int modelled_ranks(const dl_run_t *r)
 {
+    if (r->model_ranks)
+        return r->model_ranks;
     int m = 0;
     for (size_t i = 0; i < r->nrows; i++)
         if (r->rows[i].modelled && r->rows[i].ranks > m)
@@ -137,15 +143,42 @@ static int modelled_ranks(const dl_run_t *r)
     return m;
 }
 
-void dl_an_describe(const dl_run_t *r, char *buf, size_t len)
+int dl_an_run_ranks(const dl_run_t *r)
 {
     int m = modelled_ranks(r);
-    int n = m && m != r->ranks
-                ? snprintf(buf, len, "%s%s; %d modelled ranks on %d process%s",
-                           r->nhosts > 1 ? "hosts " : "host ", r->hosts[0] ? r->hosts : "?", m,
-                           r->ranks, r->ranks == 1 ? "" : "es")
-                : snprintf(buf, len, "%s%s; %d rank%s", r->nhosts > 1 ? "hosts " : "host ",
-                           r->hosts[0] ? r->hosts : "?", r->ranks, r->ranks == 1 ? "" : "s");
+    return m ? m : r->ranks;
+}
+
+void dl_an_ranks_text(const dl_run_t *r, char *buf, size_t len)
+{
+    int m = modelled_ranks(r);
+    char hosts[32];
+    snprintf(hosts, sizeof(hosts), "%d host%s", r->nhosts ? r->nhosts : 1, r->nhosts > 1 ? "s" : "");
+    if (!m) {
+        snprintf(buf, len, "%d rank%s on %s", r->ranks, r->ranks == 1 ? "" : "s", hosts);
+        return;
+    }
+    char nodes[32] = "";
+    if (r->model_nodes)
+        snprintf(nodes, sizeof(nodes), " (%d node%s)", r->model_nodes, r->model_nodes == 1 ? "" : "s");
+    snprintf(buf, len, "%d modelled ranks%s, carried by %d process%s on %s", m, nodes, r->ranks,
+             r->ranks == 1 ? "" : "es", hosts);
+}
+
+const char *dl_an_env(const dl_run_t *r, const char *key)
+{
+    for (size_t i = 0; i < r->nenv; i++)
+        if (strcmp(r->env[i].key, key) == 0)
+            return r->env[i].value;
+    return "";
+}
+
+void dl_an_describe(const dl_run_t *r, char *buf, size_t len)
+{
+    char ranks[160];
+    dl_an_ranks_text(r, ranks, sizeof(ranks));
+    int n = snprintf(buf, len, "%s%s; %s", r->nhosts > 1 ? "hosts " : "host ",
+                     r->hosts[0] ? r->hosts : "?", ranks);
     if (n >= 0 && (size_t)n < len && r->tool[0])
         n += snprintf(buf + n, len - (size_t)n, "; %s", r->tool);
     if (n >= 0 && (size_t)n < len && r->nccl[0])

@@ -76,6 +76,15 @@ void dl_table_row(FILE *f, const dl_result_t *r);
 void dl_banner_header(FILE *f, const cJSON *run, int legend);
 void dl_banner_footer(FILE *f, const cJSON *run, const char *dir, int written);
 
+/* sweep --format nccl-tests (ncclt_out.c): rows in nccl-tests' layout, one
+ * block per profile and collective, out-of-place and in-place of a size on
+ * one line. run: the run document (its options and fingerprint head each
+ * block). free ends the last block. */
+typedef struct dl_ncclt dl_ncclt_t;
+dl_ncclt_t *dl_ncclt_new(FILE *f, const cJSON *run);
+void dl_ncclt_row(dl_ncclt_t *t, const dl_result_t *r, const char *profile);
+void dl_ncclt_free(dl_ncclt_t *t);
+
 /* A progress line on stderr, only when stderr is a terminal. */
 void dl_progress(size_t done, size_t total, const char *what);
 void dl_progress_end(void);

@@ -38,6 +38,7 @@ void dl_sys_host_info(dl_host_info_t *h)
     read_key("/proc/cpuinfo", "model name", h->cpu, sizeof(h->cpu));
     read_key("/etc/os-release", "PRETTY_NAME", h->os, sizeof(h->os));
     h->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    h->pid = (int)getpid();
 }
 
 void dl_sys_mpi_version(char *buf, size_t len)
@@ -101,9 +102,11 @@ cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames)
             cJSON_AddStringToObject(h, "kernel", all[r].kernel);
             cJSON_AddStringToObject(h, "os", all[r].os);
             cJSON_AddArrayToObject(h, "ranks");
+            cJSON_AddArrayToObject(h, "pids");
             cJSON_AddItemToArray(hosts, h);
         }
         cJSON_AddItemToArray(cJSON_GetObjectItem(h, "ranks"), cJSON_CreateNumber(r));
+        cJSON_AddItemToArray(cJSON_GetObjectItem(h, "pids"), cJSON_CreateNumber(all[r].pid));
     }
     int nhosts = cJSON_GetArraySize(hosts), max_per = 0;
     cJSON *it;

@@ -17,6 +17,7 @@ typedef struct {
     int cores;
     char kernel[128];
     char os[128];
+    int pid;
 } dl_host_info_t;
 
 void dl_sys_host_info(dl_host_info_t *h);

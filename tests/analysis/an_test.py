@@ -349,7 +349,7 @@ def case_statuses():
         fail("profiles that stopped finishing are not reported:\n" + p.stdout)
     p = dl("report", path, expect=0)
     for want in ("profile p2p-off: timeout", "profile shm-off: crashed", "profile ib: skipped",
-                 "MODELLED", "(modelled)", "64 modelled ranks on"):
+                 "MODELLED", "(modelled)", "64 modelled ranks, carried by 2 processes on 1 host"):
         if want not in p.stdout:
             fail(f"report lacks {want!r}:\n{p.stdout}")
     dl("plot", path, "--out", os.path.join(WORK, "statuses-plot"), expect=0)
