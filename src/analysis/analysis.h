@@ -19,6 +19,7 @@
 typedef struct {
     char profile[64], collective[32], dtype[16], op[16], placement[8];
     uint64_t bytes;
+    uint64_t asked;         /* the size asked for (dlcomm's bytes_requested; 0: unknown) */
     int ranks;
     double time_us, p50_us; /* mean and median time of one call */
     double ci95_us;         /* half-width of the mean's 95% CI (NAN: unknown) */
@@ -146,8 +147,12 @@ void dl_an_diffs_free(dl_diffs_t *d);
 void dl_an_diff_add(dl_diffs_t *d, const char *kind, const char *what, const char *b,
                     const char *n);
 /* Orders rows by (profile, collective, dtype, op, placement, bytes, ranks);
- * with_profile 0 leaves the profile out. */
-int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile);
+ * flags: DL_ROW_PROFILE takes the profile in (0 leaves it out), DL_ROW_ASKED
+ * orders by the size asked for where known (dlcomm runs: a size that
+ * rounds up to a larger one still pairs with itself). */
+#define DL_ROW_PROFILE 1
+#define DL_ROW_ASKED 2
+int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int flags);
 
 /* A curve: one profile's rows of one collective by size, in the dtype, op
  * and placement that best stand for it (float32, sum, out-of-place first).

@@ -156,7 +156,10 @@ dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opt
     profile_failures(b, n, c);
     c->profiles_merged = distinct_profile(b) && distinct_profile(n) &&
                          strcmp(b->rows[0].profile, n->rows[0].profile) != 0;
-    int with_profile = !c->profiles_merged;
+    /* Pairs by the size asked for where both runs say it: a rounded size
+     * is one row, whatever it rounded to. */
+    int with_profile = (c->profiles_merged ? 0 : DL_ROW_PROFILE) |
+                       (b->fmt == DL_FMT_DLCOMM && n->fmt == DL_FMT_DLCOMM ? DL_ROW_ASKED : 0);
     const dl_row_t **idx;
     if (index_rows(b, with_profile, &idx) != DL_OK)
         return DL_ERR_NOMEM;

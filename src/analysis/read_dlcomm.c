@@ -197,6 +197,8 @@ static dl_status_t read_result(const cJSON *o, const dl_prof_t *pr, dl_run_t *ou
     snprintf(row.op, sizeof(row.op), "%s", str_of(o, "op", "none"));
     snprintf(row.placement, sizeof(row.placement), "%s", str_of(o, "placement", "out"));
     row.bytes = (uint64_t)bytes;
+    double asked = num_of(o, "bytes_requested");
+    row.asked = asked >= 0 && asked < 1.8e19 ? (uint64_t)asked : 0;
     row.ranks = ranks >= 1 && ranks < 1e7 ? (int)ranks : out->ranks;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "time_us");
     row.time_us = num_of(t, "mean");

@@ -189,16 +189,18 @@ void dl_an_describe(const dl_run_t *r, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, "; %s", r->mpi);
 }
 
-int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int with_profile)
+int dl_an_row_cmp(const dl_row_t *a, const dl_row_t *b, int flags)
 {
     int c;
-    if (with_profile && (c = strcmp(a->profile, b->profile)))
+    if ((flags & DL_ROW_PROFILE) && (c = strcmp(a->profile, b->profile)))
         return c;
     if ((c = strcmp(a->collective, b->collective)) || (c = strcmp(a->dtype, b->dtype)) ||
         (c = strcmp(a->op, b->op)) || (c = strcmp(a->placement, b->placement)))
         return c;
-    if (a->bytes != b->bytes)
-        return a->bytes < b->bytes ? -1 : 1;
+    uint64_t x = flags & DL_ROW_ASKED && a->asked ? a->asked : a->bytes;
+    uint64_t y = flags & DL_ROW_ASKED && b->asked ? b->asked : b->bytes;
+    if (x != y)
+        return x < y ? -1 : 1;
     if (a->group != b->group) /* --split: group g pairs with group g only */
         return a->group < b->group ? -1 : 1;
     return a->ranks < b->ranks ? -1 : a->ranks > b->ranks;

@@ -315,6 +315,88 @@ def case_differ():
         fail("the differences are not listed:\n" + p.stdout)
 
 
+SIM = ["sweep", "--backend", "sim", "-c", "allreduce", "-b", "64K", "-e", "4M", "-q"]
+
+
+def sim_sweep(name, env=None):
+    """A 4-process sim sweep, with env set in the ranks (mpirun -x)."""
+    out = os.path.join(WORK, name)
+    shutil.rmtree(out, ignore_errors=True)
+    xs = [a for k in (env or {}) for a in ("-x", k)]
+    run(MPIRUN + xs + ["-np", "4", BIN] + SIM + ["--out", out], env=dict(os.environ, **(env or {})),
+        expect=0)
+    return out
+
+
+def differs(base, new, kind, what, want_new):
+    """compare's text, JSON and HTML each name the difference."""
+    html = os.path.join(WORK, "differs-%s.html" % kind)
+    p, doc = cmp_json(base, new, "--html", html, expect=None)
+    m = re.search(r"^  %s\s+%s\s+(.*) -> (.*)$" % (kind, re.escape(what)), p.stdout, re.M)
+    if not m or want_new not in m.group(2):
+        fail(f"compare text: no {kind} line for {what} -> {want_new}:\n{p.stdout}")
+    got = [d for d in doc["differences"] if d["kind"] == kind and d["what"] == what]
+    if len(got) != 1 or want_new not in (got[0]["new"] or ""):
+        fail(f"compare JSON: differences {doc['differences']}, want {kind} {what} -> {want_new}")
+    page = open(html).read()
+    sec = page[page.index('id="differences"'):]
+    sec = sec[:sec.index("</table>")]
+    if f"<td>{kind}</td><td>{what}</td>" not in sec or want_new not in sec:
+        fail(f"compare HTML: no {kind} {what} row in the differences table:\n{sec[:2000]}")
+
+
+def case_whatdiffers():
+    """A sim sweep plain, again with NCCL_ALGO=Ring set, again with one rank
+    slowed on purpose (DLCOMM_INJECT): compare says what changed (text,
+    JSON, HTML), and report and its page show the injected straggler."""
+    plain = sim_sweep("wd-plain")
+    ring = sim_sweep("wd-ring", {"NCCL_ALGO": "Ring"})
+    slow = sim_sweep("wd-slow", {"DLCOMM_INJECT": "slow:2:*:3"})
+    differs(plain, ring, "environment", "NCCL_ALGO", "Ring")
+    differs(plain, slow, "injection", "DLCOMM_INJECT", "slow:2:*:3")
+    differs(plain, slow, "stragglers", "rank 2 (%s)" % load(os.path.join(slow, "run.json"))
+            ["fingerprint"]["hosts"][0]["name"], "late in")
+    rep = dl("report", slow, expect=0).stdout
+    if "INJECTED: DLCOMM_INJECT=slow:2:*:3" not in rep or not re.search(r"stragglers: rank 2 \(", rep):
+        fail("report does not show the injection and the straggler:\n" + rep)
+    j = json.loads(dl("report", slow, "--json", expect=0).stdout)
+    if j["injected"] != "slow:2:*:3" or [s["rank"] for s in j["stragglers"]] != [2]:
+        fail(f"report --json: injected {j['injected']!r}, stragglers {j['stragglers']}")
+    html = os.path.join(WORK, "wd-report.html")
+    dl("report", slow, "--html", html, expect=0)
+    page = open(html).read()
+    if 'id="stragglers"' not in page or "rank 2 (" not in page or 'id="injected"' not in page:
+        fail("report --html shows no straggler or injection")
+
+
+def case_onerow():
+    """A size that rounds to the bytes of the one before is one row (8 B and
+    16 B of all-gather on 4 ranks are both 16 B), and compare pairs rows by
+    the size asked for: a run of the old kind, holding both, pairs each row
+    with its own twin, never two with one."""
+    out = os.path.join(WORK, "onerow")
+    shutil.rmtree(out, ignore_errors=True)
+    run(MPIRUN + ["-np", "4", BIN, "sweep", "-c", "allgather", "-b", "8", "-e", "64", "-n", "20",
+                  "-q", "--out", out], expect=0)
+    doc = load(os.path.join(out, "run.json"))
+    rows = doc["profiles"][0]["results"]
+    keys = [(r["bytes"], r["placement"]) for r in rows]
+    if len(keys) != len(set(keys)) or (16, "out") not in keys:
+        fail(f"rows measured twice: {keys}")
+    first = [r for r in rows if r["bytes"] == 16 and r["placement"] == "out"][0]
+    if first["bytes_requested"] != 8 or any(r["bytes_requested"] == 16 for r in rows):
+        fail(f"16 B is not the first size that asked for it: {[(r['bytes_requested'], r['bytes']) for r in rows]}")
+    twin = copy.deepcopy(first)
+    twin["bytes_requested"] = 16
+    doc["profiles"][0]["results"].append(twin)
+    old = os.path.join(WORK, "onerow-old", "run.json")
+    save(doc, old)
+    p, c = cmp_json(old, old, expect=0)
+    s = c["summary"]
+    if s["only_base"] or s["only_new"] or len(c["rows"]) != len(doc["profiles"][0]["results"]):
+        fail(f"a rounded size paired wrongly: {s}, {len(c['rows'])} pairs\n{p.stdout}")
+
+
 def statuses_run():
     """A copy with a timed-out, a crashed (partial), a skipped and a modelled profile."""
     doc = load(RUN_A)

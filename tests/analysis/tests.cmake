@@ -4,7 +4,7 @@
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 set(DL_AN_WORK ${CMAKE_CURRENT_BINARY_DIR}/analysis-work)
 set(DL_AN_CASES edited rerun identical nccltests bad_input differ statuses plot_png plot_svg
-    plot_nognuplot report report_advice prometheus sweep_plot side_by_side)
+    plot_nognuplot report report_advice prometheus sweep_plot side_by_side whatdiffers onerow)
 
 function(dl_an_test name)
   add_test(NAME analysis_${name}

@@ -331,6 +331,18 @@ def main():
     doc["started"] = "2099-01-01T00:00:00Z"
     os.makedirs(W("sim-slow"))
     json.dump(doc, open(W("sim-slow", "run.json"), "w"))
+    # The same sim sweep with NCCL_ALGO set and one rank slowed on purpose
+    # (4 processes: two cannot say which one is off): compare's page must say
+    # both and the new straggler, the report page the straggler.
+    env = dict(os.environ, NCCL_ALGO="Ring", DLCOMM_INJECT="slow:1:*:3")
+    p = subprocess.run(MPIRUN[:1] + ["-x", "NCCL_ALGO", "-x", "DLCOMM_INJECT"] + MPIRUN[1:] +
+                       ["-np", "4", BIN, "sweep", "--backend", "sim", "-p", "default,p2p-off,ring,tree",
+                        "-c", "allreduce,allgather", "-b", "8", "-e", "64M", "-q", "--out", W("sim-inj")],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        fail(f"the injected sim sweep exited {p.returncode}\n{p.stderr}")
+    run([BIN, "compare", W("sim"), W("sim-inj"), "--html", W("compare-inj.html")], expect=1)
+    run([BIN, "report", W("sim-inj"), "--html", W("report-inj.html")])
     run([BIN, "report", W("sim"), "--html", W("report-sim.html")])
     run([BIN, "report", nt_json, "--html", W("report-ncclt.html")])
     run([BIN, "report", nt_text, "--html", W("report-nccltext.html")])
@@ -390,6 +402,20 @@ def main():
                        os.path.join(SHOTS, "compare.png"), want_marked=True)
         if not d["verdict"].startswith("Verdict: regression"):
             fail(f"compare: verdict not first or not a regression: {d['verdict']!r}")
+        check_page(br, W("compare-inj.html"), "compare", ["differences", "fingerprint", "pairs"])
+        diff = br.js("[...document.querySelectorAll('table.differences tbody tr')].map("
+                     "tr => [...tr.cells].map(c => c.innerText))")
+        want = {("environment", "NCCL_ALGO", "(unset)", "Ring"),
+                ("injection", "DLCOMM_INJECT", "(unset)", "slow:1:*:3")}
+        if not want <= {tuple(r) for r in diff} or not any(r[0] == "stragglers" and r[1].startswith("rank 1 (")
+                                                           and r[3].startswith("late in") for r in diff):
+            fail(f"compare page: the differences table {diff} lacks the environment, the injection "
+                 "or the new straggler")
+        print(f"ok compare page: {len(diff)} differences shown")
+        d = check_page(br, W("report-inj.html"), "report", rep)
+        strag = br.js("(document.getElementById('stragglers') || {}).innerText || ''")
+        if "rank 1 (" not in strag or "late in" not in strag or "DLCOMM_INJECT=slow:1:*:3" not in d["text"]:
+            fail(f"report page: straggler {strag!r} or the injection not shown")
         d = check_page(br, W("compare-ncclt.html"), "compare", ["fingerprint", "pairs"])
         if "no regression" not in d["verdict"]:
             fail(f"compare of nccl-tests JSON and text: {d['verdict']!r}")
