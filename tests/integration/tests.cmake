@@ -150,3 +150,14 @@ dl_sweep_test(bad_split_uneven usage --np 3 --expect-exit 2 --one-error-line --n
 add_test(NAME sweep_sim_split_nics
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/split_sim.py ${DL_BIN} ${DL_MPIRUN})
 set_tests_properties(sweep_sim_split_nics PROPERTIES LABELS "integration;run" TIMEOUT 120)
+
+# ---- what a person reads: header and footer, columns, nccl-tests' layout,
+# a model's rows and rank count, history's default, ties (output_check.py) ----
+foreach(c header columns ncclt sim history tie)
+  add_test(NAME sweep_output_${c}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/output_check.py ${c} ${DL_BIN}
+                   ${CMAKE_CURRENT_BINARY_DIR}/output-work
+                   ${CMAKE_SOURCE_DIR}/tests/analysis/data/nccl-tests-2.19.6_all_reduce_h200x1.txt
+                   ${DL_MPIRUN})
+  set_tests_properties(sweep_output_${c} PROPERTIES LABELS "integration;output" TIMEOUT 120)
+endforeach()
