@@ -102,7 +102,11 @@ static const char usage[] =
     "95% confidence interval is within --ci-target of the mean, or -n N fixed), checks\n"
     "every result, prints a table per collective and writes run.json and run.csv.\n"
     "Sizes a collective cannot divide are rounded down to a whole number of elements\n"
-    "per rank, never below one; each row keeps bytes_requested and the bytes used.\n"
+    "per rank, never below one (8 B of all-gather on 4 ranks is 16 B); each row keeps\n"
+    "bytes_requested and the bytes used, and a size that rounds to the bytes of the one\n"
+    "before is measured once. A header (backend and why, hosts, each rank's GPU,\n"
+    "versions) and a footer (wrong elements, busbw, rows not converged, stragglers, the\n"
+    "files) frame the tables; -q drops the tables only.\n"
     "Options named for a backend (sim:, nccl:) are that backend's own.";
 
 /* The command's options and every backend's, parsed as one command line:

@@ -160,7 +160,7 @@ static int bandwidth_judged(const pf_ctx_t *c)
     return !any;
 }
 
-#define PF_NEXT_STEP "give --baseline RUN (a sweep or preflight JSON of healthy hosts) or " \
+#define PF_NEXT_STEP "give --baseline RUN (the run.json of a sweep on healthy hosts) or " \
                      "--system NAME (a system description to model), or run on 3 or more hosts"
 
 dl_status_t pf_verdict(pf_ctx_t *c)

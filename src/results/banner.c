@@ -89,9 +89,9 @@ void dl_banner_header(FILE *f, const cJSON *run, int legend)
     host_lines(f, fp);
     versions_line(f, run);
     if (legend)
-        fprintf(f, "# columns: mean = per call over back-to-back batches (busbw's time, as "
-                   "nccl-tests' time); p50, p99 = a separate pass, each call timed alone and the "
-                   "slowest rank's taken, so they can exceed the mean; #wrong = wrong elements "
+        fprintf(f, "# columns: time = the mean per call over back-to-back batches (busbw's "
+                   "time, as nccl-tests' time); p50, p99 = a separate pass, each call timed "
+                   "alone, the slowest rank's: they can exceed time; #wrong = wrong elements "
                    "(- = not checked); stop = why timing ended: ci (the CI target met), budget "
                    "(--budget spent first), max-iters, fixed (-n)\n");
     fflush(f);

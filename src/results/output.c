@@ -112,12 +112,12 @@ void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nrank
         dl_split_name(split, name, sizeof(name));
     fprintf(f, "#\n# %s  profile %s  ranks %d%s%s%s\n", c->name, profile, nranks,
             g ? " in each group  groups " : "", name, g ? " (side by side)" : "");
-    /* mean: the batches (busbw's time); p50, p99: calls timed one by one. */
+    /* time: the batches' mean (busbw's time); p50, p99: calls timed one by one. */
     fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s %-*s%s\n", "size",
-            "count", "type", "redop", "root", "place", "mean", "p50", "p99", "algbw", "busbw",
+            "count", "type", "redop", "root", "place", "time", "p50", "p99", "algbw", "busbw",
             "#wrong", "iters", g ? 9 : 0, "stop", g ? "  group" : "");
     fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "(B)",
-            "(elements)", "", "", "", "", "(us)", "(us,1by1)", "(us,1by1)", "(GB/s)", "(GB/s)",
+            "(elements)", "", "", "", "", "(us,batch)", "(us,call)", "(us,call)", "(GB/s)", "(GB/s)",
             "", "");
     fflush(f);
 }

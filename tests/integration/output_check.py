@@ -101,7 +101,7 @@ def case_header():
     # Without -q: the same header, a legend, the tables.
     out2 = fresh("header-tables")
     p = sweep(4, ["-c", "allreduce", "-b", "1K", "-e", "4K", "-f", "4", "--out", out2])
-    if not lines_of(p.stdout, "# columns: mean = per call over back-to-back batches"):
+    if not lines_of(p.stdout, "# columns: time = the mean per call over back-to-back batches"):
         fail("no legend of the columns above the tables")
     if not [l for l in p.stdout.splitlines() if l and not l.startswith("#")]:
         fail("no table rows without -q")
@@ -124,11 +124,11 @@ def case_columns():
     p = sweep(4, ["-c", "allreduce", "-b", "8", "-e", "64K", "-f", "8", "--budget", "0.002",
                   "--ci-target", "0.001", "--out", out])
     hdr = [l for l in p.stdout.splitlines() if l.startswith("#") and " size " in l]
-    if not hdr or not re.search(r"\bmean\b.*\bp50\b.*\bp99\b.*#wrong\s+iters\s+stop", hdr[0]):
-        fail(f"table header {hdr[:1]}: no mean, p50, p99 and stop columns")
+    if not hdr or not re.search(r"\btime\b.*\bp50\b.*\bp99\b.*#wrong\s+iters\s+stop", hdr[0]):
+        fail(f"table header {hdr[:1]}: no time, p50, p99 and stop columns")
     units = [l for l in p.stdout.splitlines() if l.startswith("#") and "(elements)" in l]
-    if not units or units[0].count("(us,1by1)") != 2:
-        fail(f"p50 and p99 are not labelled as single calls: {units[:1]}")
+    if not units or units[0].count("(us,call)") != 2 or "(us,batch)" not in units[0]:
+        fail(f"time, p50 and p99 are not labelled batches and single calls: {units[:1]}")
     doc = load(out)
     rows = doc["profiles"][0]["results"]
     shown = table_rows(p.stdout)

@@ -65,7 +65,7 @@ straggler)
   # drag. The per-rank judgement names that rank and its host: exit 1,
   # within the bound of docs/preflight.md for --quick on one host.
   set +e
-  DLCOMM_INJECT=slow:2:*:4 "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight --backend mpi \
+  DLCOMM_INJECT="slow:2:*:4" "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight --backend mpi \
     --quick --json "$work/pf.json" > "$work/out.txt" 2>&1
   rc=$?
   set -e
