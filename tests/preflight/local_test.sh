@@ -19,6 +19,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 common=(--sizes 256K --check-size 64K --scope-size 256K --timeout 60)
 
+# injected INJECT WANT ARGS...: a 4-rank preflight with DLCOMM_INJECT=INJECT,
+# its output shown and kept in $work/out.txt; its exit code must be WANT.
+injected() {
+  local inject=$1 want=$2 rc
+  shift 2
+  set +e
+  DLCOMM_INJECT="$inject" "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight "$@" \
+    --json "$work/pf.json" > "$work/out.txt" 2>&1
+  rc=$?
+  set -e
+  cat "$work/out.txt"
+  [ "$rc" -eq "$want" ] || { echo "DLCOMM_INJECT=$inject: exit $rc, expected $want"; exit 1; }
+}
+
 case $mode in
 pass)
   "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --json "$work/pf.json"
@@ -64,13 +78,7 @@ straggler)
   # call): no host, rail or pair can be an outlier, the world figures only
   # drag. The per-rank judgement names that rank and its host: exit 1,
   # within the bound of docs/preflight.md for --quick on one host.
-  set +e
-  DLCOMM_INJECT="slow:2:*:4" "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight --backend mpi \
-    --quick --json "$work/pf.json" > "$work/out.txt" 2>&1
-  rc=$?
-  set -e
-  cat "$work/out.txt"
-  [ "$rc" -eq 1 ] || { echo "a slow rank: exit $rc, expected 1"; exit 1; }
+  injected "slow:2:*:4" 1 --backend mpi --quick
   grep -q "^FAIL straggler .* rank 2 ($(hostname), no GPU) late in " "$work/out.txt"
   grep -q "^VERDICT FAIL .*hosts=$(hostname) ranks=$(hostname):rank2" "$work/out.txt"
   python3 - "$work/pf.json" "$(hostname)" <<'PY'
@@ -90,13 +98,7 @@ assert spent <= 1.25 * 2 * (2 * 1 + 2 + 0 + 2 * 1), d["stage_s"]
 PY
   ;;
 corrupt)
-  set +e
-  DLCOMM_INJECT=corrupt:2 "${mpirun[@]}" -x DLCOMM_INJECT -np 4 "$bin" preflight "${common[@]}" \
-    --scopes node --json "$work/pf.json" > "$work/out.txt" 2>&1
-  rc=$?
-  set -e
-  cat "$work/out.txt"
-  [ "$rc" -eq 1 ] || { echo "expected exit 1, got $rc"; exit 1; }
+  injected corrupt:2 1 "${common[@]}" --scopes node
   grep -q '^FAIL correctness .*rank 2 (' "$work/out.txt"
   grep -q '^VERDICT FAIL .*hosts=' "$work/out.txt"
   python3 - "$work/pf.json" "$(hostname)" <<'PY'
