@@ -794,7 +794,9 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
     sweep_out_t out = {.rank = rank, .nranks = nranks, .quiet = o->quiet, .outdir = dir,
                        .hosts = hosts,
                        .profile_name = be->name,
-                       .total = dl_plan_cases(&sp->plan, be) * (size_t)(workers ? in.nprofiles : 1) *
+                       .total = dl_plan_cases(&sp->plan, be, in.setup.ranks > 0
+                                              ? in.setup.ranks / sl->groups : sl->size) *
+                                (size_t)(workers ? in.nprofiles : 1) *
                                 (size_t)sl->groups};
     if (rank == 0) {
         out.run = run_header(cli, sp->hook ? sp->hook->command : "dlcomm sweep", argc, argv, fp);

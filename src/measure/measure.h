@@ -161,8 +161,9 @@ typedef struct {
  * per-rank figures. A non-OK return stops the plan. */
 typedef dl_status_t (*dl_result_cb_t)(void *arg, dl_result_t *r);
 
-/* How many cases the plan runs on this backend (NULL: every case). */
-size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be);
+/* How many cases the plan runs on this backend (NULL: every case), its
+ * cases sized for `ranks` (a size measured once counts once). */
+size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be, int ranks);
 /* Runs the plan; stops at the first failure (its status returned). A case
  * with wrong elements does not stop it: the callback sees r->wrong. */
 dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,

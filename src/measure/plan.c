@@ -15,7 +15,21 @@ static int supported(const dl_backend_ops_t *be, const dl_coll_t *coll, int dt, 
     return be->supports(&c, why, sizeof(why));
 }
 
-size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be)
+/* Whether sizes[s] becomes the bytes the size before it already measured
+ * on `ranks` (8 B and 16 B of all-gather over 4 ranks are both one element
+ * each; sizes grow, so the one before is the only one to ask): a size is
+ * measured once, under the first size that asked for it. */
+static int measured_before(const dl_plan_t *p, const dl_coll_t *coll, int dt, size_t s, int ranks)
+{
+    dl_case_t a, b;
+    if (s == 0)
+        return 0;
+    dl_case_init(&a, coll, (dl_dtype_t)dt, DL_OP_SUM, DL_PLACE_OUT, p->root, p->sizes[s - 1], ranks, 0);
+    dl_case_init(&b, coll, (dl_dtype_t)dt, DL_OP_SUM, DL_PLACE_OUT, p->root, p->sizes[s], ranks, 0);
+    return a.counts.bytes == b.counts.bytes;
+}
+
+size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be, int ranks)
 {
     size_t n = 0;
     if (p->mo.step) /* a result per call, and one per step (each 0 ends one) */
@@ -28,7 +42,9 @@ size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be)
                 if ((p->dtypes & (1u << dt)) &&
                     (dl_colls[c]->has_op ? (p->ops & (1u << op)) != 0 : op == 0) &&
                     supported(be, dl_colls[c], dt, op))
-                    n += p->nsizes * (size_t)__builtin_popcount(p->places);
+                    for (size_t s = 0; s < p->nsizes; s++)
+                        n += measured_before(p, dl_colls[c], dt, s, ranks)
+                                 ? 0 : (size_t)__builtin_popcount(p->places);
     }
     return n;
 }
@@ -78,33 +94,14 @@ static dl_status_t share_groups(const dl_xcomm_t *x, const dl_result_t *mine, dl
     return st;
 }
 
-/* The case as measured: sized for the ranks the figures are for (a model's
- * ranks, not the processes carrying them: 8 B of all-gather over 64
- * modelled ranks is 256 B, one element each). */
-static void plan_case(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *x,
-                      const dl_plan_t *p, const dl_coll_t *coll, int dt, int op, uint64_t size,
-                      int place, dl_case_t *c)
+/* The ranks a case is sized for: the figures' (a model's ranks, not the
+ * processes carrying them: 8 B of all-gather over 64 modelled ranks is
+ * 256 B, one element each). */
+static int plan_ranks(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *x)
 {
     dl_backend_traits_t tr;
     dl_backend_traits(be, bctx, x->nranks, &tr);
-    int ranks = tr.bus_ranks > 0 ? tr.bus_ranks : x->nranks;
-    dl_case_init(c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size, ranks,
-                 x->rank % ranks);
-}
-
-/* Whether sizes[s] becomes the bytes the size before it already measured
- * (8 B and 16 B of all-gather over 4 ranks are both one element each;
- * sizes grow, so the one before is the only one to ask): a size is
- * measured once, under the first size that asked for it. */
-static int measured_before(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *x,
-                           const dl_plan_t *p, const dl_coll_t *coll, int dt, int op, size_t s)
-{
-    dl_case_t a, b;
-    if (s == 0)
-        return 0;
-    plan_case(be, bctx, x, p, coll, dt, op, p->sizes[s - 1], DL_PLACE_OUT, &a);
-    plan_case(be, bctx, x, p, coll, dt, op, p->sizes[s], DL_PLACE_OUT, &b);
-    return a.counts.bytes == b.counts.bytes;
+    return tr.bus_ranks > 0 ? tr.bus_ranks : x->nranks;
 }
 
 static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
@@ -113,7 +110,9 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
 {
     dl_case_t c;
     dl_result_t r;
-    plan_case(be, bctx, x, p, coll, dt, op, size, place, &c);
+    int ranks = plan_ranks(be, bctx, x);
+    dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size, ranks,
+                 x->rank % ranks);
     char why[160];
     if (be->supports && !be->supports(&c, why, sizeof(why))) {
         /* Every rank decides alike; rank 0 says so once per combination. */
@@ -147,7 +146,7 @@ dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bc
                 for (size_t s = 0; s < p->nsizes; s++)
                     for (int place = 0; place < 2; place++) {
                         if (!(p->places & (1u << place)) ||
-                            measured_before(be, bctx, x, p, coll, dt, op, s))
+                            measured_before(p, coll, dt, s, plan_ranks(be, bctx, x)))
                             continue;
                         dl_status_t st = run_one(p, be, bctx, x, cb, arg, coll, dt, op,
                                                  p->sizes[s], place);

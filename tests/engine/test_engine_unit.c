@@ -164,7 +164,7 @@ static void wrapper_keeps_supports(void **state)
     assert_int_equal(dl_plan_run(&p, &iw.ops, &iw, &x, count_result, NULL), DL_OK);
     assert_int_equal(results, 2);   /* sum at both sizes */
     assert_int_equal(fake_runs, 0); /* avg never reached the backend */
-    assert_int_equal(dl_plan_cases(&p, &iw.ops), 2);
+    assert_int_equal(dl_plan_cases(&p, &iw.ops, 1), 2);
 }
 
 /* DLCOMM_INJECT is parsed strictly: every malformed text is refused. */

@@ -81,7 +81,7 @@ dl_bad_input(graph_mpi "--graph is an option of the nccl backend. this sweep run
   --backend mpi -G 10)
 # Where no GPU is visible (CI): nccl says so, or that it is not built in.
 if(NOT EXISTS /dev/nvidiactl)
-  dl_bad_input(nccl_no_gpu "--backend nccl: (not available here: no CUDA GPU|unknown or not built)"
+  dl_bad_input(nccl_no_gpu "--backend nccl: (not available here: (no CUDA GPU|no NVIDIA driver on this host)|unknown or not built)"
     --backend nccl)
 endif()
 dl_bad_input(aggregate "--aggregate must be max, mean, min, rank0 or nccl-tests' 0-3, not 'avg'" -a avg)

@@ -3,6 +3,7 @@
  * generator): what users rely on is that a quiet size stops early, a noisy
  * one stops near what its spread needs, a budget is device time, and a
  * CUDA graph's replay of N calls is planned as N calls' worth of time. */
+#include <string.h>
 #include "unit_helpers.h"
 
 #include <math.h>
@@ -209,6 +210,56 @@ static void straggler_rule(void **state)
     assert_int_equal(dl_result_stragglers(&r, flag), 0);
 }
 
+/* Slow ranks by their own time among their host's ranks: a rank at 4x the
+ * others of its host is named; a host of two ranks judges nothing, and a
+ * fast host beside a slow one makes no rank of either slow. */
+static void slow_rank_rule(void **state)
+{
+    (void)state;
+    double mean[8] = {20e-6, 21e-6, 80e-6, 20e-6, 200e-6, 201e-6, 199e-6, 200e-6};
+    int host[8] = {0, 0, 0, 0, 1, 1, 1, 1}, flag[8];
+    double ratio[8];
+    dl_result_t r = {.nranks = 8, .rank_mean_s = mean};
+    assert_int_equal(dl_result_slow_ranks(&r, host, flag, ratio), 1);
+    assert_int_equal(flag[2], 1);
+    assert_true(ratio[2] > 3.5 && ratio[2] < 4.5);
+    int pairs[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+    assert_int_equal(dl_result_slow_ranks(&r, pairs, flag, NULL), 0);
+    mean[2] = 21e-6;
+    assert_int_equal(dl_result_slow_ranks(&r, host, flag, NULL), 0);
+}
+
+/* The tally names a rank late or slow in at least half the rows, with why. */
+static void tally_names_half_the_rows(void **state)
+{
+    (void)state;
+    double late[4] = {1e-6, 2e-6, 1.5e-6, 80e-6}, on_time[4] = {1e-6, 2e-6, 1.5e-6, 1.2e-6};
+    double mean[4] = {20e-6, 20e-6, 20e-6, 20e-6};
+    dl_result_t r = {.nranks = 4, .rank_late_s = late, .rank_mean_s = mean};
+    r.t.p50 = 10e-6;
+    dl_rank_tally_t t;
+    dl_rank_why_t w;
+    assert_int_equal(dl_rank_tally_init(&t, 4, NULL, NULL), DL_OK);
+    dl_rank_tally_add(&t, &r);
+    r.rank_late_s = on_time;
+    dl_rank_tally_add(&t, &r);
+    dl_rank_tally_add(&t, &r);
+    assert_int_equal(dl_rank_tally_named(&t, 3, &w), 0); /* once in three rows: a busy host */
+    r.rank_late_s = late;
+    dl_rank_tally_add(&t, &r);
+    assert_int_equal(dl_rank_tally_named(&t, 3, &w), 1); /* two of four */
+    assert_int_equal(w.late_rows, 2);
+    assert_int_equal(w.rows, 4);
+    assert_int_equal(dl_rank_tally_named(&t, 0, &w), 0);
+    char text[128];
+    dl_rank_why_text(&w, "rows", text, sizeof(text));
+    assert_string_equal(text, "");
+    dl_rank_tally_named(&t, 3, &w);
+    dl_rank_why_text(&w, "rows", text, sizeof(text));
+    assert_non_null(strstr(text, "late in 2/4 rows by 78"));
+    dl_rank_tally_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +269,8 @@ int main(void)
         cmocka_unit_test(fixed_count_is_exact),
         cmocka_unit_test(mean_carries_no_timing_cost),
         cmocka_unit_test(straggler_rule),
+        cmocka_unit_test(slow_rank_rule),
+        cmocka_unit_test(tally_names_half_the_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
