@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hardening tests by class: each group below runs the real dlcomm (and real
 mpirun where ranks matter) with hostile but fair input and asserts the
-README's promises: one line on stderr and a documented exit code, nothing
+documented promises (docs/exit-codes.md): one line on stderr and a documented exit code, nothing
 half-written, nothing finished lost, no secret recorded.
 
   hardening_test.py --bin DLCOMM [--mpirun "mpirun ..."] GROUP
@@ -504,7 +504,7 @@ def sig_sweep(backend, out):
 
 def g_signals():
     """A signal to each process of the tree, sent once the first row is on
-    stdout: mpirun ends with the code the README gives, run.json is whole
+    stdout: mpirun ends with the code docs/exit-codes.md gives, run.json is whole
     with exit_code 3 and a final status for every profile (none left
     'running'), every row printed before the signal is kept (run.json and
     run.csv agree), and a killed rank or worker is named with its host and
