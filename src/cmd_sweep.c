@@ -99,7 +99,28 @@ static const char usage[] =
     "every result, prints a table per collective and writes run.json and run.csv.\n"
     "Sizes a collective cannot divide are rounded down to a whole number of elements\n"
     "per rank, never below one; each row keeps bytes_requested and the bytes used.\n"
-    "Options named for a backend (sim:, nccl:) are that backend's own.";
+    "Options named for a backend (sim:, nccl:) are that backend's own.\n\n"
+    "The table, one row per size and placement (4 CPU ranks; more in docs/sweep.md):\n"
+    "  #        size        count      type  redop  root place       time        p50"
+    "        p99     algbw     busbw  #wrong   iters\n"
+    "  #         (B)   (elements)                                    (us)       (us)"
+    "       (us)    (GB/s)    (GB/s)\n"
+    "           2048          512   float32    sum    -1   out      11.92      11.83"
+    "      20.67      0.17      0.26       0     531\n"
+    "         524288       131072   float32    sum    -1   out     322.10     321.63"
+    "     343.15      1.63      2.44       0     322\n"
+    "  size     bytes per call as nccl-tests counts them (all-gather: the gathered buffer)\n"
+    "  count    elements passed to the call (all-gather, scatter, ...: one rank's block)\n"
+    "  type     the dtype (-d); redop: the reduction (-o), none for moving collectives\n"
+    "  root     the root rank (-r), -1 where none; place: out of place or in place\n"
+    "  time     us per call: the mean over batches of calls back to back, slowest rank\n"
+    "           (-a); the rate a job issuing the same calls sees\n"
+    "  p50 p99  us: median and 99th percentile of calls timed one by one, the spread (a\n"
+    "           per-call timer costs a small call its overlap: p50 can exceed time)\n"
+    "  algbw    size / time in GB/s (1e9 B/s); busbw: algbw x the collective's factor\n"
+    "           (all-reduce 2(n-1)/n), comparable with nccl-tests' and the link speed\n"
+    "  #wrong   wrong elements the check found (any: WRONG, exit 1); iters: timed calls\n"
+    "Lines starting with # after the tables are findings (stragglers, contradictions).";
 
 /* The command's options and every backend's, parsed as one command line:
  * the sweep's struct first, then backend k's at offset[k]. */

@@ -10,12 +10,6 @@
 #include "util/util.h"
 #include "version.h"
 
-typedef struct {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *help;
-} dl_cmd_t;
-
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 static int cmd_man(int argc, char **argv);
@@ -35,10 +29,10 @@ static const dl_cmd_t commands[] = {
     {"launch", cmd_launch, "run mpirun or srun and exit with dlcomm's code, not the launcher's"},
     {"__worker", cmd_worker, NULL},
     {"__options", cmd_options, NULL},   /* the option tables as JSON, for the tests */
-    {"__man", cmd_man, NULL},           /* the build writes dlcomm.1 with it */
+    {"__man", cmd_man, NULL},           /* the build writes the man pages with it */
     {"__complete", cmd_complete, NULL}, /* bash completion asks it */
     {"version", cmd_version, "print the version and what this build supports"},
-    {"help", cmd_help, "this text"},
+    {"help", cmd_help, "the commands and the exit codes"},
 };
 
 /* A command that takes no arguments refuses any: a typo is not ignored. */
@@ -81,68 +75,11 @@ static int help_main(int argc, char **argv)
 
 static int cmd_help(int argc, char **argv) { return dl_stdio_run(help_main, argc, argv, 0); }
 
-/* A command's own --help, in the style set (roff or words). */
-static void command_help(const dl_cmd_t *c, dl_help_style_t style)
-{
-    char name[32], help[] = "--help";
-    snprintf(name, sizeof(name), "%s", c->name);
-    char *argv[] = {name, help, NULL};
-    dl_opts_help_style(style);
-    fflush(stdout);
-    c->fn(2, argv);
-    fflush(stdout);
-    dl_opts_help_style(DL_HELP_TEXT);
-}
-
-static int visible_with_options(const dl_cmd_t *c)
-{
-    return c->help && c->fn != cmd_help && c->fn != cmd_version;
-}
-
-static void roff(const char *s)
-{
-    dl_roff_line(stdout, s, strlen(s));
-}
-
-/* dlcomm(1), from the tables that drive every --help: the build runs this,
- * so the page and the program cannot disagree. */
+/* dlcomm(1) and one page per command, from the tables that drive every
+ * --help: the build runs this, so the pages and the program cannot disagree. */
 static int cmd_man(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    printf(".TH DLCOMM 1 \"\" \"dlcomm %s\" \"User Commands\"\n", dl_version());
-    printf(".SH NAME\ndlcomm \\- collective\\-communication benchmark and cluster health tool\n");
-    printf(".SH SYNOPSIS\n\\fBmpirun \\-np\\fR \\fIN\\fR \\fBdlcomm\\fR \\fIcommand\\fR "
-           "[\\fIoptions\\fR]\n.SH DESCRIPTION\n");
-    printf("dlcomm measures the collectives distributed training depends on over MPI, NCCL or a\n"
-           "model of a system, checks every result, and checks hosts before a job.\n"
-           "Its commands:\n");
-    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (commands[i].help) {
-            printf(".TP\n\\fB");
-            roff(commands[i].name);
-            printf("\\fR\n");
-            roff(commands[i].help);
-            printf("\n");
-        }
-    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (visible_with_options(&commands[i])) {
-            printf(".SH \"DLCOMM ");
-            for (const char *c = commands[i].name; *c; c++)
-                putchar(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-            printf("\"\n");
-            command_help(&commands[i], DL_HELP_ROFF);
-        }
-    printf(".SH \"EXIT STATUS\"\n.TP\n0\nall good\n.TP\n1\na check failed (wrong data, "
-           "regression, pre\\-flight)\n.TP\n2\nbad usage or input\n.TP\n3\nthe run broke "
-           "(communication error, timeout)\n");
-    printf(".SH ENVIRONMENT\n.TP\n\\fBDLCOMM_PROFILES\\fR, \\fBDLCOMM_SYSTEMS\\fR\n"
-           "colon\\-separated folders searched first for profile and system names\n");
-    printf(".SH FILES\n.TP\n\\fIPREFIX/share/dlcomm/profiles\\fR, "
-           "\\fIPREFIX/share/dlcomm/systems\\fR\n"
-           "the shipped profiles and system descriptions, beside \\fIPREFIX/bin/dlcomm\\fR "
-           "(\\fBdlcomm profiles\\fR names the folders it searched)\n");
-    printf(".SH \"SEE ALSO\"\n\\fBmpirun\\fR(1)\n");
-    return 0;
+    return dl_man_main(argc, argv, commands, DL_ARRAY_SIZE(commands));
 }
 
 static void list_names(const char *envvar, const char *sub)
@@ -175,8 +112,8 @@ static int cmd_complete(int argc, char **argv)
                 printf("%s\n", commands[i].name);
     } else if (strcmp(what, "options") == 0 && argc > 2) {
         for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-            if (strcmp(commands[i].name, argv[2]) == 0 && visible_with_options(&commands[i]))
-                command_help(&commands[i], DL_HELP_WORDS);
+            if (strcmp(commands[i].name, argv[2]) == 0 && dl_cmd_takes_options(&commands[i]))
+                dl_cmd_help(&commands[i], DL_HELP_WORDS);
     } else if (strcmp(what, "profiles") == 0) {
         list_names("DLCOMM_PROFILES", "profiles");
     } else if (strcmp(what, "systems") == 0) {

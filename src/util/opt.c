@@ -182,7 +182,22 @@ static void help_text(FILE *f, const char *usage, const dl_opt_t *opts, size_t n
 }
 
 /* One line of text as roff: backslashes and minus signs escaped, a leading
- * control character neutralised. */
+ * control character neutralised, and a break point (\:) after a comma or a
+ * bar that a word follows, and after the slashes of a long path, so that a
+ * list of values or a path can wrap where a line needs it (without, groff
+ * cannot fit such a word and warns). */
+/* Whether the word around s[i] is too long to leave unbroken: a path
+ * breaks at its slashes only then, so a short one stays whole. */
+static int long_word(const char *s, size_t n, size_t i)
+{
+    size_t a = i, b = i;
+    while (a > 0 && s[a - 1] != ' ')
+        a--;
+    while (b < n && s[b] != ' ')
+        b++;
+    return b - a > 24;
+}
+
 void dl_roff_line(FILE *f, const char *s, size_t n)
 {
     if (n && (s[0] == '.' || s[0] == '\''))
@@ -194,52 +209,101 @@ void dl_roff_line(FILE *f, const char *s, size_t n)
             fputs("\\-", f);
         else
             fputc(s[i], f);
+        if (i + 1 < n && s[i + 1] != ' ' && (s[i] == ',' || s[i] == '|' || (s[i] == '/' && long_word(s, n, i))))
+            fputs("\\:", f);
     }
 }
 
-/* The man page's view of the same table: the synopsis, the description,
- * then one tagged paragraph per option. */
+static const char *man_description;
+
+void dl_opts_man_description(const char *roff)
+{
+    man_description = roff;
+}
+
+/* A usage text's body as roff: a blank line starts a paragraph, and lines
+ * indented by two spaces or more (a legend, a sample of output) are set as
+ * they are, not filled. */
+static void roff_body(FILE *f, const char *body)
+{
+    int literal = 0, para = 1;
+    for (const char *l = body; *l;) {
+        size_t n = strcspn(l, "\n");
+        int indented = n >= 2 && l[0] == ' ' && l[1] == ' ';
+        if (!n || indented != literal) {
+            if (literal)
+                fputs(".fi\n", f);
+            literal = 0;
+            para = 1;
+        }
+        if (n) {
+            if (para)
+                fputs(".PP\n", f);
+            if (para && indented)
+                fputs(".nf\n", f);
+            literal = indented;
+            para = 0;
+            dl_roff_line(f, l, n);
+            fputc('\n', f);
+        }
+        l += n + (l[n] == '\n');
+    }
+    if (literal)
+        fputs(".fi\n", f);
+}
+
+static void roff_option(FILE *f, const dl_opt_t *o)
+{
+    fputs(".TP\n", f);
+    if (o->shortname)
+        fprintf(f, "\\fB\\-%c\\fR, ", o->shortname);
+    fputs("\\fB\\-\\-", f);
+    dl_roff_line(f, o->longname, strlen(o->longname));
+    fputs("\\fR", f);
+    if (o->kind != DL_OPT_FLAG)
+        fprintf(f, " \\fI%s\\fR", o->metavar ? o->metavar : "X");
+    fputc('\n', f);
+    dl_roff_line(f, o->help, strlen(o->help));
+    if (o->def && o->kind != DL_OPT_FLAG) {
+        fputs(" [", f);
+        dl_roff_line(f, o->def, strlen(o->def));
+        fputs("]", f);
+    } else if (o->kind == DL_OPT_FLAG && o->def && strcmp(o->def, "1") == 0) {
+        fputs(" [on; \\fB\\-\\-no\\-", f);
+        dl_roff_line(f, o->longname, strlen(o->longname));
+        fputs("\\fR turns off]", f);
+    }
+    fputc('\n', f);
+}
+
+/* The man page's view of the same table: SYNOPSIS (the usage line),
+ * DESCRIPTION (the usage text, then the page's hand-written part), OPTIONS
+ * (one tagged paragraph per row). */
 static void help_roff(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
 {
     const char *body = strstr(usage, "\n\n"), *syn = usage;
     size_t sl = body ? (size_t)(body - usage) : strlen(usage);
     if (strncmp(syn, "usage: ", 7) == 0)
         syn += 7, sl -= 7;
-    fputs(".PP\n\\fB", f);
-    dl_roff_line(f, syn, sl);
-    fputs("\\fR\n", f);
-    if (body) {
-        fputs(".PP\n", f);
-        for (const char *l = body + 2; *l;) {
-            size_t n = strcspn(l, "\n");
-            if (n)
-                dl_roff_line(f, l, n), fputc('\n', f);
-            l += n + (l[n] == '\n');
-        }
+    fputs(".SH SYNOPSIS\n\\fB", f);
+    for (size_t i = 0; i < sl;) { /* a wrapped usage line is one synopsis */
+        size_t n = strcspn(syn + i, "\n");
+        n = n < sl - i ? n : sl - i;
+        size_t lead = strspn(syn + i, " ");
+        lead = lead < n ? lead : n;
+        if (i)
+            fputc('\n', f);
+        dl_roff_line(f, syn + i + lead, n - lead);
+        i += n + 1;
     }
-    for (size_t i = 0; i < nopts; i++) {
-        const dl_opt_t *o = &opts[i];
-        fputs(".TP\n", f);
-        if (o->shortname)
-            fprintf(f, "\\fB\\-%c\\fR, ", o->shortname);
-        fputs("\\fB\\-\\-", f);
-        dl_roff_line(f, o->longname, strlen(o->longname));
-        fputs("\\fR", f);
-        if (o->kind != DL_OPT_FLAG)
-            fprintf(f, " \\fI%s\\fR", o->metavar ? o->metavar : "X");
-        fputc('\n', f);
-        dl_roff_line(f, o->help, strlen(o->help));
-        if (o->def && o->kind != DL_OPT_FLAG) {
-            fputs(" [", f);
-            dl_roff_line(f, o->def, strlen(o->def));
-            fputs("]", f);
-        } else if (o->kind == DL_OPT_FLAG && o->def && strcmp(o->def, "1") == 0) {
-            fputs(" [on; \\fB\\-\\-no\\-", f);
-            dl_roff_line(f, o->longname, strlen(o->longname));
-            fputs("\\fR turns off]", f);
-        }
-        fputc('\n', f);
-    }
+    fputs("\\fR\n.SH DESCRIPTION\n", f);
+    if (body)
+        roff_body(f, body + 2);
+    if (man_description)
+        fputs(man_description, f);
+    fputs(".SH OPTIONS\n", f);
+    for (size_t i = 0; i < nopts; i++)
+        roff_option(f, &opts[i]);
     fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nthis text\n", f);
 }
 

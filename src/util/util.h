@@ -146,8 +146,11 @@ void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts
  * words alone (`dlcomm __complete`, bash completion). */
 typedef enum { DL_HELP_TEXT, DL_HELP_ROFF, DL_HELP_WORDS } dl_help_style_t;
 void dl_opts_help_style(dl_help_style_t style);
-/* n bytes of s as roff text (escapes, no newline). */
+/* n bytes of s as roff text (escapes, break points, no newline). */
 void dl_roff_line(FILE *f, const char *s, size_t n);
+/* Roff that the roff style places after a command's usage text, before its
+ * options: the man page's hand-written description (src/cmd_man.c). */
+void dl_opts_man_description(const char *roff);
 /* A command's parse: -1 to go on, else its exit code (0 after printing the
  * help for -h, 2 on bad input, the line already written). */
 int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, char **argv,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cmake --install into a temporary prefix: the program, its profiles,
-# systems, man page and completion, found from there and run from /.
+# systems, man pages and completion, found from there and run from /.
 set -eu
 . "$(dirname "$0")/common.sh"
 P=$(mktemp -d /tmp/dlcomm-prefix.XXXXXX)
@@ -16,12 +16,17 @@ sim_sweep "$P/usr/bin/dlcomm" default,p2p-off,socket "$P/run"
 (cd / && "$P/usr/bin/dlcomm" sweep --backend sim --system h200-sxm-8 -p default -b 8 -e 8 -q \
    --out "$P/run2" -n 1 -w 0) || fail "--system h200-sxm-8 not found from the prefix"
 command -v man >/dev/null || fail "man is missing (scripts/install-deps.sh installs man-db)"
-MANPATH="$P/usr/share/man" man -w dlcomm | grep -q "$P/usr/share/man/man1/dlcomm.1.gz" ||
-  fail "man -w dlcomm does not find the installed page"
-# The page documents what --help says: every sweep option is in both.
-for o in $("$P/usr/bin/dlcomm" __complete options sweep | grep '^--'); do
-  zcat "$P/usr/share/man/man1/dlcomm.1.gz" | sed 's/\\-/-/g' | grep -q -- "$o" ||
-    fail "man page lacks sweep option $o"
+# dlcomm(1) and a page per command, each found by man; each command's page
+# documents what its --help says: every option is in both.
+for cmd in "" $("$P/usr/bin/dlcomm" __complete commands); do
+  page=dlcomm${cmd:+-$cmd}
+  MANPATH="$P/usr/share/man" man -w "$page" | grep -qx "$P/usr/share/man/man1/$page.1.gz" ||
+    fail "man -w $page does not find the installed page"
+  [ -n "$cmd" ] || continue
+  for o in $("$P/usr/bin/dlcomm" __complete options "$cmd" | grep '^-'); do
+    zcat "$P/usr/share/man/man1/$page.1.gz" | sed 's/\\-/-/g; s/\\f[BIR]//g' | grep -q -- "$o" ||
+      fail "$page(1) lacks option $o"
+  done
 done
 # Completion: subcommands, a command's options, profile names.
 bash -c ". '$P/usr/share/bash-completion/completions/dlcomm'
