@@ -8,7 +8,9 @@ trap 'rm -rf "$P"' EXIT
 "$DL_CMAKE" --install "$DL_BUILD" --prefix "$P/usr" >/dev/null || fail "cmake --install exited $?"
 for f in bin/dlcomm share/dlcomm/profiles/default.json share/dlcomm/systems/h200-sxm-8.json \
          share/man/man1/dlcomm.1.gz share/bash-completion/completions/dlcomm \
-         share/dlcomm/scripts/slurm-prolog.sh share/dlcomm/scripts/netns-rig.sh; do
+         share/dlcomm/scripts/slurm-prolog.sh share/dlcomm/scripts/netns-rig.sh \
+         share/dlcomm/monitoring/dlcomm-rules.yml share/dlcomm/monitoring/dlcomm-dashboard.json \
+         share/doc/dlcomm/README.md share/doc/dlcomm/docs/sweep.md; do
   [ -e "$P/usr/$f" ] || fail "cmake --install did not install $f"
 done
 profiles_from "$P/usr/bin/dlcomm" "$P/usr/share/dlcomm/profiles"
@@ -35,6 +37,15 @@ bash -c ". '$P/usr/share/bash-completion/completions/dlcomm'
 bash -c ". '$P/usr/share/bash-completion/completions/dlcomm'
   COMP_WORDS=('$P/usr/bin/dlcomm' pre); COMP_CWORD=1; _dlcomm
   printf '%s\n' \"\${COMPREPLY[@]}\"" | grep -qx "preflight" || fail "completion of a command"
+# Under a prefix, bash-completion finds the completion where docs/install.md
+# says: with PREFIX/share in XDG_DATA_DIRS, its loader sources it on first use.
+BC=/usr/share/bash-completion/bash_completion
+[ -r "$BC" ] || fail "bash-completion is missing (scripts/install-deps.sh installs it)"
+XDG_DATA_DIRS="$P/usr/share:/usr/local/share:/usr/share" PATH="$P/usr/bin:$PATH" bash -c ". '$BC'
+  _completion_loader dlcomm; complete -p dlcomm | grep -q _dlcomm || exit 1
+  COMP_WORDS=(dlcomm pre); COMP_CWORD=1; _dlcomm
+  printf '%s\n' \"\${COMPREPLY[@]}\"" | grep -qx "preflight" ||
+  fail "bash-completion does not load $P/usr/share/bash-completion/completions/dlcomm through XDG_DATA_DIRS"
 # The program alone, away from any data folder: `default` is built in, any
 # other profile is one line and exit 2.
 mkdir -p "$P/lone" && cp "$P/usr/bin/dlcomm" "$P/lone/"
