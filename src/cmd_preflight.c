@@ -14,7 +14,9 @@
 #include "sys/sys.h"
 
 typedef struct {
-    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend, *profile, *prometheus;
+    const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus;
+    int pairs;       /* dl_pf_pairs_t */
+    uint32_t scopes; /* bit 0 node, 1 rail, 2 pair */
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
@@ -26,6 +28,11 @@ static const char *fraction(const void *f)
     double v = *(const double *)f;
     return v > 0 && v <= 1 ? NULL : "must be in (0, 1], e.g. 0.9 for 90%";
 }
+
+static const char *const pairs_names[] = {"auto", "all", "ring", "none"}; /* dl_pf_pairs_t */
+static const dl_choices_t pairs_choices = {.noun = "pairing", .names = pairs_names, .n = 4};
+static const char *const scope_names[] = {"node", "rail", "pair"};
+static const dl_choices_t scope_choices = {.noun = "scope", .names = scope_names, .n = 3};
 
 #define O(f) offsetof(pf_cli_t, f)
 static const dl_opt_t pf_opts[] = {
@@ -44,9 +51,11 @@ static const dl_opt_t pf_opts[] = {
      fraction},
     {"outlier-mads", 0, DL_OPT_DOUBLE, "2.5", "K", "an outlier is also K MADs below the median",
      O(mad_k), dl_opt_positive},
-    {"pairs", 0, DL_OPT_STR, "auto", "MODE", "all, ring, none, or auto (all up to 16 hosts)",
-     O(pairs), NULL},
-    {"scopes", 0, DL_OPT_STR, "all", "LIST", "node,rail,pair or all", O(scopes), NULL},
+    {"pairs", 0, DL_OPT_ENUM, "auto", "MODE",
+     "node pairs measured: all, a ring of them, none, or auto (all up to 16 hosts)", O(pairs),
+     NULL, &pairs_choices},
+    {"scopes", 0, DL_OPT_LIST, "all", "LIST", "the scopes that localise a fault", O(scopes),
+     NULL, &scope_choices},
     {"budget", 0, DL_OPT_DOUBLE, "0.3", "SEC", "timing budget of one figure", O(budget), dl_opt_positive},
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations per figure (0: budget)", O(iters),
      dl_opt_nonneg_long},
@@ -56,8 +65,8 @@ static const dl_opt_t pf_opts[] = {
     {"max-temp", 0, DL_OPT_DOUBLE, "85", "C", "GPU temperature above this warns", O(max_temp),
      dl_opt_positive},
     {"backend", 0, DL_OPT_STR, "auto", "NAME",
-     "auto (nccl where a GPU works, else mpi), nccl, mpi or sim; nccl and sim run in worker processes",
-     O(backend), NULL},
+     "who runs the collectives; auto: the first that works here of those that measure; a "
+     "worker backend (nccl, sim) runs in worker processes", O(backend), NULL, &dl_backend_choices},
     {"profile", 'p', DL_OPT_STR, "ring", "NAME",
      "nccl, sim: the profile the node, rail and pair scopes run under (ring: NCCL_ALGO=Ring, "
      "whose figures reflect a link; e.g. ib for the fabric alone)", O(profile), NULL},
@@ -69,7 +78,7 @@ static const dl_opt_t pf_opts[] = {
      "write the verdict per host for node_exporter's textfile collector (a folder: "
      "DIR/dlcomm-preflight.prom)", O(prometheus), NULL},
 };
-DL_OPTS_EXPORT("preflight", pf_opts)
+DL_OPTS_EXPORT("preflight", pf_opts, pf_cli_t)
 #undef O
 
 static const char usage[] =
@@ -116,35 +125,15 @@ static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
     return DL_OK;
 }
 
-static dl_status_t parse_modes(const pf_cli_t *a, dl_pf_opts_t *o)
-{
-    static const char *const pairs[] = {"auto", "all", "ring", "none"};
-    static const char *const scopes[] = {"node", "rail", "pair"};
-    size_t i;
-    for (i = 0; i < DL_ARRAY_SIZE(pairs); i++)
-        if (strcmp(a->pairs, pairs[i]) == 0)
-            break;
-    if (i == DL_ARRAY_SIZE(pairs)) {
-        dl_err("--pairs must be auto, all, ring or none, not '%s'", a->pairs);
-        return DL_ERR_USAGE;
-    }
-    o->pairs = (dl_pf_pairs_t)i;
-    uint32_t mask = 0;
-    if (dl_list_parse("scope", a->scopes, scopes, 3, &mask) != DL_OK)
-        return DL_ERR_USAGE;
-    o->scopes = (int)mask;
-    return DL_OK;
-}
-
 static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
 {
     memset(ps, 0, sizeof(*ps));
     dl_pf_opts_t *o = &ps->o;
     dl_status_t st = parse_sizes(a->sizes, ps);
-    if (st == DL_OK)
-        st = parse_modes(a, o);
     if (st != DL_OK)
         return st;
+    o->pairs = (dl_pf_pairs_t)a->pairs;
+    o->scopes = (int)a->scopes;
     if (a->quick) { /* the largest size alone judges bandwidth */
         for (size_t i = 1; i < o->nsizes; i++)
             if (ps->sizes[i] > ps->sizes[0])

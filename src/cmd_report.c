@@ -31,7 +31,7 @@ static const dl_opt_t report_opts[] = {
      "a dlcomm tune record: say how the curve's fusion advice compares with its measured answer",
      O(tune), NULL},
 };
-DL_OPTS_EXPORT("report", report_opts)
+DL_OPTS_EXPORT("report", report_opts, report_opts_t)
 #undef O
 
 static const char usage[] =

@@ -21,15 +21,24 @@ typedef struct {
     int plan_only;
 } tune_opts_t;
 
+static const char *const framework_names[] = {"ddp", "horovod"};
+static const dl_choices_t frameworks = {.noun = "framework", .names = framework_names, .n = 2};
+/* A gradient's dtype: the floating types a framework trains in. */
+static const char *const grad_dtype_names[] = {"float32", "float16", "bfloat16"};
+static const char *const grad_dtype_aliases[] = {"float", "float32", "half", "float16", NULL};
+static const dl_choices_t grad_dtypes = {.noun = "dtype", .names = grad_dtype_names, .n = 3,
+                                         .aliases = grad_dtype_aliases};
+
 #define O(f) offsetof(tune_opts_t, f)
 static const dl_opt_t tune_opts[] = {
     {"model", 'm', DL_OPT_STR, "resnet50", "NAME|FILE",
      "resnet50, bert-large, gpt2, llama2-7b, or a model file (scripts/model-gradients.py)",
      O(model), NULL},
-    {"framework", 0, DL_OPT_STR, "ddp", "NAME", "ddp (PyTorch DistributedDataParallel) or horovod",
-     O(framework), NULL},
+    {"framework", 0, DL_OPT_STR, "ddp", "NAME",
+     "whose bucketing: PyTorch DistributedDataParallel's or Horovod's", O(framework), NULL,
+     &frameworks},
     {"dtype", 'd', DL_OPT_STR, "float32", "TYPE",
-     "gradient dtype: float32, float16 or bfloat16 (a model file's own dtypes win)", O(dtype), NULL},
+     "gradient dtype (a model file's own dtypes win)", O(dtype), NULL, &grad_dtypes},
     {"backward-ms", 0, DL_OPT_DOUBLE, "100", "MS",
      "the backward pass's length; gradients become ready over it in proportion to their "
      "element counts", O(backward_ms), dl_opt_positive},
@@ -50,7 +59,7 @@ static const dl_opt_t tune_opts[] = {
      "measure nothing: print the model and each candidate's buckets (tensor indices) as JSON",
      O(plan_only), NULL},
 };
-DL_OPTS_EXPORT("tune", tune_opts)
+DL_OPTS_EXPORT("tune", tune_opts, tune_opts_t)
 #undef O
 
 static const char usage[] =

@@ -28,7 +28,8 @@
 
 
 typedef struct {
-    const char *results, *textfile, *sweep, *preflight, *stat;
+    const char *results, *textfile, *sweep, *preflight;
+    int p50; /* dl_an_stat_choices' index */
     double threshold;
     long keep;
 } watch_opts_t;
@@ -49,14 +50,14 @@ static const dl_opt_t watch_opts[] = {
      O(preflight), NULL},
     {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "compare: a change smaller than PCT percent is unchanged",
      O(threshold), dl_opt_percent},
-    {"stat", 0, DL_OPT_STR, "mean", "NAME",
-     "compare: mean or p50 (the median call, robust to a preempted call on a busy host)",
-     O(stat), NULL},
+    {"stat", 0, DL_OPT_ENUM, "mean", "NAME",
+     "compare: the mean call or the median one (robust to a preempted call on a busy host)",
+     O(p50), NULL, &dl_an_stat_choices},
     {"keep", 0, DL_OPT_INT, "0", "N",
      "keep the newest N run folders, and the one compared against (0: keep all)", O(keep),
      dl_opt_nonneg_long},
 };
-DL_OPTS_EXPORT("watch", watch_opts)
+DL_OPTS_EXPORT("watch", watch_opts, watch_opts_t)
 #undef O
 
 static const char usage[] =
@@ -132,10 +133,6 @@ static dl_status_t setup(watch_t *w)
             dl_err("--textfile %s: not a folder that exists and can be written", w->o.textfile);
             return DL_ERR_USAGE;
         }
-    }
-    if (strcmp(w->o.stat, "mean") != 0 && strcmp(w->o.stat, "p50") != 0) {
-        dl_err("--stat must be mean or p50, not '%s'", w->o.stat);
-        return DL_ERR_USAGE;
     }
     if (check_args("sweep", w->o.sweep, sweep_own) != DL_OK ||
         check_args("preflight", w->o.preflight, pf_own) != DL_OK)
@@ -429,7 +426,7 @@ static int compare_step(watch_t *w, dl_prom_t *p)
         return 3;
     }
     dl_cmp_opts_t co = {.threshold = w->o.threshold / 100.0, .metric = DL_M_BUSBW, .min_size = 1,
-                        .use_p50 = strcmp(w->o.stat, "p50") == 0};
+                        .use_p50 = w->o.p50};
     dl_cmp_t c;
     int code = 3;
     if (dl_an_compare(&b, &n, &co, &c) == DL_OK) {

@@ -174,6 +174,8 @@ typedef struct dl_backend_ops {
 extern const dl_backend_ops_t *const dl_backends[];
 extern const size_t dl_backend_count;
 const dl_backend_ops_t *dl_backend_find(const char *name);
+/* --backend's values: auto and each backend built in (an option's choices). */
+extern const dl_choices_t dl_backend_choices;
 /* --backend NAME or auto (the first measuring backend whose probe passes);
  * NULL with one line (when say) naming why. */
 const dl_backend_ops_t *dl_backend_pick(const char *name, int say);

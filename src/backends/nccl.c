@@ -48,7 +48,7 @@ typedef struct {
 /* The nccl backend's own options (sweep -G). */
 typedef struct {
     long graph_iters; /* calls captured per CUDA graph; 0 = no graphs */
-    long reg;         /* -R: buffer registration (nccl-tests' -R) */
+    int reg;          /* -R: buffer registration (nccl-tests' -R): 0, 1 or 2 */
     int no_rotate;    /* --no-rotate */
 } nccl_opts_t;
 
@@ -726,19 +726,17 @@ static void nccl_traits(void *ctx, dl_backend_traits_t *t)
     t->unit_calls = m && m->graph_iters > 0 ? m->graph_iters : 1;
 }
 
-static const char *reg_level(const void *f)
-{
-    long v = *(const long *)f;
-    return v >= 0 && v <= 2 ? NULL : "must be 0, 1 or 2";
-}
+static const char *const reg_level_names[] = {"0", "1", "2"}; /* the level is the index */
+static const dl_choices_t reg_levels = {.noun = "registration", .names = reg_level_names,
+                                        .n = 3};
 
 static const dl_opt_t nccl_opts[] = {
     {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
      offsetof(nccl_opts_t, graph_iters), dl_opt_nonneg_long},
-    {"register", 'R', DL_OPT_INT, "0", "0|1|2",
+    {"register", 'R', DL_OPT_ENUM, "0", "LEVEL",
      "nccl: 1 registers the buffers (ncclCommRegister), 2 allocates them with ncclMemAlloc as "
      "symmetric windows (NCCL 2.27+), as nccl-tests' -R",
-     offsetof(nccl_opts_t, reg), reg_level},
+     offsetof(nccl_opts_t, reg), NULL, &reg_levels},
     {"no-rotate", 0, DL_OPT_FLAG, "0", NULL,
      "nccl: every timed call on the same bytes (default: each on the next slice of the buffers, "
      "as nccl-tests does, so no size is timed from the L2 cache)",

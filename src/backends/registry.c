@@ -18,6 +18,21 @@ const dl_backend_ops_t *const dl_backends[] = {
 };
 const size_t dl_backend_count = DL_ARRAY_SIZE(dl_backends);
 
+/* --backend's words: auto, then the backends built in, in dl_backends' order. */
+static const char *const backend_names[] = {
+    "auto",
+#ifdef DL_HAVE_NCCL
+    "nccl",
+#endif
+    "mpi",
+    "sim",
+};
+_Static_assert(DL_ARRAY_SIZE(backend_names) == DL_ARRAY_SIZE(dl_backends) + 1,
+               "a backend name for each backend built in");
+const dl_choices_t dl_backend_choices = {
+    .noun = "backend", .names = backend_names, .n = (int)DL_ARRAY_SIZE(backend_names),
+    .note = "a backend not listed is not built into this dlcomm (see dlcomm version)"};
+
 const dl_backend_ops_t *dl_backend_find(const char *name)
 {
     for (size_t i = 0; i < dl_backend_count; i++)

@@ -254,6 +254,9 @@ BAD = {
     "size": ["", "x", "-1", "1Q", "16E", "18446744073709551616", "1e30", "nan", "K", " 8"],
     "flag": [],
     "str": [],
+    # a row with choices: none of them (an empty word, a near miss, a list's stray comma)
+    "enum": ["", "x", "bogus-value", "1.0", " 0"],
+    "list": ["", ",", "x", "all,x", ",,"],
 }
 
 
