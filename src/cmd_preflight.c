@@ -11,6 +11,7 @@
 #include "preflight/preflight.h"
 #include "results/results.h"
 #include "sys/gpus.h"
+#include "sys/launcher.h"
 #include "sys/sys.h"
 
 typedef struct {
@@ -88,14 +89,6 @@ static const char usage[] =
     "(each node alone, each rail, node pairs). One line per check, then a VERDICT line.\n"
     "Exit 0 pass (warnings allowed), 1 a check failed, 2 bad usage, 3 the run broke.";
 
-static int is_rank0(void)
-{
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMI_RANK");
-    return !r || strcmp(r, "0") == 0;
-}
-
 typedef struct {
     dl_pf_opts_t o;
     uint64_t sizes[16];
@@ -172,7 +165,7 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
             return DL_ERR_INPUT;
         o->system_path = a->system;
     }
-    if (a->baseline && is_rank0()) { /* the one reader: it names the file and the problem */
+    if (a->baseline && dl_launcher_is_rank0()) { /* the one reader: it names the file and the problem */
         if (dl_an_load(a->baseline, &ps->baseline) != DL_OK)
             return DL_ERR_INPUT;
         o->baseline = &ps->baseline;
@@ -357,7 +350,7 @@ static int preflight_main(int argc, char **argv)
     pf_cli_t a = {0};
     pf_setup_t ps;
     int help = 0;
-    dl_log_set_mute(!is_rank0());
+    dl_log_set_mute(!dl_launcher_is_rank0());
     dl_status_t st = dl_opts_parse(pf_opts, DL_ARRAY_SIZE(pf_opts), &a, argc - 1, argv + 1, NULL,
                                    0, NULL, &help);
     if (st == DL_OK && !help)

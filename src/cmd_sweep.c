@@ -16,6 +16,7 @@
 #include "results/results.h"
 #include "sys/gpus.h"
 #include "sys/launch.h"
+#include "sys/launcher.h"
 #include "sys/lastwords.h"
 #include "sys/sys.h"
 
@@ -164,22 +165,11 @@ typedef struct {
     const dl_sweep_hook_t *hook; /* another command's plan (tune), or NULL */
 } sweep_plan_t;
 
-static int parse_rank0_only(void)
-{
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMI_RANK");
-    return !r || strcmp(r, "0") == 0;
-}
-
 /* --matrix: read and checked before MPI starts (the launcher says how many
  * ranks there are), then named to the workers through their environment. */
 static dl_status_t load_matrix(const char *path, uint32_t colls, size_t nsizes)
 {
-    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
-    if (!n)
-        n = getenv("PMI_SIZE");
-    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, n ? atoi(n) : 1);
+    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, dl_launcher_size());
     if (st != DL_OK)
         return st;
     if ((colls & (1u << DL_COLL_ALLTOALLV)) && nsizes != 1) {
@@ -884,7 +874,7 @@ int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
     const sweep_opts_t *o = cli.o;
     /* Options are checked before MPI starts; under mpirun every rank finds
      * the same mistake, and only rank 0 says so. */
-    dl_log_set_mute(!parse_rank0_only());
+    dl_log_set_mute(!dl_launcher_is_rank0());
     dl_status_t st = dl_opts_parse(cli.set.opts, cli.set.n, cli.set.target, argc - 1, argv + 1,
                                    NULL, 0, NULL, &help);
     sweep_plan_t sp;
@@ -894,9 +884,9 @@ int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
     dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
-    if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
+    if (st == DL_OK && !help && dl_launcher_is_rank0()) /* rank 0 plots and writes: its host decides */
         st = dl_an_sweep_check(o->plot, o->prometheus, o->html, o->out);
-    if (st == DL_OK && !help && parse_rank0_only() && o->html)
+    if (st == DL_OK && !help && dl_launcher_is_rank0() && o->html)
         st = dl_an_html_check("--html", o->html);
     dl_log_set_mute(0);
     if (help)

@@ -11,6 +11,7 @@
 #include "analysis/analysis.h"
 #include "commands.h"
 #include "measure/measure.h"
+#include "sys/launcher.h"
 #include "tune/tune.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -560,14 +561,6 @@ static dl_status_t split_args(int argc, char **argv, char **mine, int *nmine, ch
     return DL_OK;
 }
 
-static int rank0(void)
-{
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMI_RANK");
-    return !r || strcmp(r, "0") == 0;
-}
-
 static dl_status_t prepare(tune_t *t)
 {
     const tune_opts_t *o = &t->o;
@@ -675,7 +668,7 @@ static int tune_main(int argc, char **argv)
         free(theirs);
         return 3;
     }
-    dl_log_set_mute(!rank0()); /* every rank finds the same mistake; rank 0 says it */
+    dl_log_set_mute(!dl_launcher_is_rank0()); /* every rank finds the same mistake; rank 0 says it */
     dl_status_t st = split_args(argc, argv, mine, &nmine, theirs, &ntheirs, &help, &t.quiet);
     if (st == DL_OK) {
         int h = 0;
@@ -689,7 +682,7 @@ static int tune_main(int argc, char **argv)
         free(theirs);
         return 0;
     }
-    if (st == DL_OK && t.o.json && rank0())
+    if (st == DL_OK && t.o.json && dl_launcher_is_rank0())
         st = dl_out_file_check("--json", t.o.json) == DL_OK ? DL_OK : DL_ERR_USAGE;
     if (st == DL_OK)
         st = prepare(&t);

@@ -24,6 +24,7 @@
 #include "results/results.h"
 #include "sys/lastwords.h"
 #include "sys/launch.h"
+#include "sys/launcher.h"
 #include "version.h"
 
 
@@ -137,10 +138,10 @@ static dl_status_t setup(watch_t *w)
     if (check_args("sweep", w->o.sweep, sweep_own) != DL_OK ||
         check_args("preflight", w->o.preflight, pf_own) != DL_OK)
         return DL_ERR_USAGE;
-    const char *np = getenv("OMPI_COMM_WORLD_SIZE");
-    if (np && strcmp(np, "1") != 0) {
-        dl_err("watch runs once, not in each of %s ranks: give the launcher after -- "
-               "(dlcomm watch -- mpirun -np %s ...)", np, np);
+    int np = dl_launcher_size();
+    if (np > 1) {
+        dl_err("watch runs once, not in each of %d ranks: give the launcher after -- "
+               "(dlcomm watch -- mpirun -np %d ...)", np, np);
         return DL_ERR_USAGE;
     }
     ssize_t l = readlink("/proc/self/exe", w->exe, sizeof(w->exe) - 1);

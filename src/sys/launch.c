@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lastwords.h"
+#include "launcher.h"
 
 extern char **environ;
 
@@ -33,24 +34,10 @@ extern char **environ;
 
 static char g_note_path[PATH_MAX];
 
-/* Rank 0 alone speaks for the job (it writes the record; the others
- * follow it), or the one process of a command run without ranks. */
-static int is_rank0(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcmp(v, "0") == 0;
-    }
-    return 1;
-}
-
 void dl_launch_note_init(void)
 {
     const char *p = getenv(STATUS_ENV);
-    if (p && *p && strlen(p) < sizeof(g_note_path) && is_rank0())
+    if (p && *p && strlen(p) < sizeof(g_note_path) && dl_launcher_is_rank0())
         memcpy(g_note_path, p, strlen(p) + 1);
 }
 
