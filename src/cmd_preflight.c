@@ -45,8 +45,9 @@ static const dl_opt_t pf_opts[] = {
      O(scope_bytes), NULL},
     {"baseline", 0, DL_OPT_STR, NULL, "RUN.JSON", "judge world bandwidth against this dlcomm run",
      O(baseline), NULL},
-    {"system", 0, DL_OPT_STR, NULL, "FILE",
-     "judge world bandwidth against the sim model of this system description", O(system), NULL},
+    {"system", 0, DL_OPT_STR, NULL, "NAME|FILE",
+     "a system description, a name (dlcomm __complete systems) or a path: world bandwidth is "
+     "judged against its model, GPU copies against its \"gpu\" figures", O(system), NULL},
     {"min-fraction", 0, DL_OPT_DOUBLE, "0.9", "FRAC",
      "pass at >= FRAC of the baseline; outliers are below FRAC of the median", O(min_fraction),
      fraction},
@@ -94,6 +95,9 @@ typedef struct {
     uint64_t sizes[16];
     dl_run_t baseline;
     char prom[4096];
+    dl_system_t system;        /* --system, read once */
+    void *model_opts;          /* the modelling backend's options (o.model) */
+    dl_backend_setup_t model_setup;
 } pf_setup_t;
 
 static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
@@ -116,6 +120,24 @@ static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
     }
     ps->o.sizes = ps->sizes;
     return DL_OK;
+}
+
+/* --system: the description (its GPU figures), and the modelling backend
+ * that judges world bandwidth, its options from preflight's own. */
+static dl_status_t system_setup(const pf_cli_t *a, pf_setup_t *ps)
+{
+    dl_status_t st = dl_system_load("--system", a->system, &ps->system);
+    if (st != DL_OK)
+        return st;
+    ps->o.system = &ps->system;
+    const dl_backend_ops_t *m = dl_backend_model();
+    if (!m) /* a build without a model: the GPU figures still judge */
+        return DL_OK;
+    st = dl_backend_opts_from(m, pf_opts, DL_ARRAY_SIZE(pf_opts), a, &ps->model_opts,
+                              &ps->model_setup);
+    if (st == DL_OK)
+        ps->o.model = (struct dl_pf_model){m, ps->model_opts};
+    return st;
 }
 
 static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
@@ -159,12 +181,8 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
             return st;
         o->prom_path = ps->prom;
     }
-    if (a->system) {
-        int nodes, gpn;
-        if (dl_sim_system_check(a->system, &nodes, &gpn) != DL_OK)
-            return DL_ERR_INPUT;
-        o->system_path = a->system;
-    }
+    if (a->system && (st = system_setup(a, ps)) != DL_OK)
+        return st;
     if (a->baseline && dl_launcher_is_rank0()) { /* the one reader: it names the file and the problem */
         if (dl_an_load(a->baseline, &ps->baseline) != DL_OK)
             return DL_ERR_INPUT;
@@ -223,17 +241,7 @@ typedef struct {
 /* The backend's own options from preflight's: the shared names mean the same. */
 static dl_status_t backend_opts(const pf_cli_t *a, pf_workers_t *w)
 {
-    const dl_backend_ops_t *be = w->be;
-    w->be_opts = calloc(1, be->opts_size ? be->opts_size : 1);
-    char *args[2] = {"--system", (char *)a->system};
-    int n = 0, help = 0;
-    for (size_t i = 0; a->system && i < be->nopts; i++)
-        if (strcmp(be->opts[i].longname, "system") == 0)
-            n = 2;
-    if (!w->be_opts || dl_opts_parse(be->opts, be->nopts, w->be_opts, n, args, NULL, 0, NULL,
-                                     &help) != DL_OK)
-        return DL_ERR_USAGE;
-    return be->setup ? be->setup(w->be_opts, &w->setup) : DL_OK;
+    return dl_backend_opts_from(w->be, pf_opts, DL_ARRAY_SIZE(pf_opts), a, &w->be_opts, &w->setup);
 }
 
 /* Worker logs: beside --json (FILE.workers/), else a folder of its own. */
@@ -337,8 +345,7 @@ static void doc_backend(cJSON *doc, const pf_setup_t *ps, const pf_workers_t *w)
     cJSON_AddStringToObject(b, "scope_profile", ps->o.on_scopes.profile);
     if (w->run_dir[0])
         cJSON_AddStringToObject(b, "worker_logs", w->run_dir);
-    if (w->setup.system[0])
-        cJSON_AddStringToObject(b, "system", w->setup.system);
+    dl_backend_facts_add(&w->setup, b);
     const char *info = w->world_s ? dl_session_info(w->world_s) : NULL;
     cJSON *i = info ? cJSON_Parse(info) : NULL;
     if (i)
@@ -385,6 +392,7 @@ static int preflight_main(int argc, char **argv)
     if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))
         workers_close(&w);
     dl_an_free(&ps.baseline);
+    free(ps.model_opts);
     MPI_Finalize();
     return code;
 }

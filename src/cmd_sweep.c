@@ -786,8 +786,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
             split_json(out.run, sl);
         if (!workers)
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
-        else if (in.setup.system[0])
-            cJSON_AddStringToObject(out.run, "system", in.setup.system);
+        else /* what the backend resolved (the sim: its system file) */
+            dl_backend_facts_add(&in.setup, out.run);
     }
     int stop = 0;
     void *be_opts = backend_opts(cli, be);

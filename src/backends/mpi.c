@@ -361,7 +361,7 @@ static void mpi_describe(void *ctx, void *json_obj)
 
 const dl_backend_ops_t dl_backend_mpi = {
     .name = "mpi",
-    .abi = DL_BACKEND_ABI,
+   
     .caps = DL_CAP_SPLIT, /* in the supervisors: MPI_Comm_split */
     /* MPI-3 counts are int; Open MPI 4.1 has no MPI-4 large-count calls,
      * and a chunked call would be several calls timed as one. */

@@ -745,8 +745,8 @@ static const dl_opt_t nccl_opts[] = {
 
 const dl_backend_ops_t dl_backend_nccl = {
     .name = "nccl",
-    .abi = DL_BACKEND_ABI,
-    .caps = DL_CAP_WORKER | DL_CAP_GRAPHS | DL_CAP_SPLIT | DL_CAP_DEVICE,
+   
+    .caps = DL_CAP_WORKER | DL_CAP_SPLIT | DL_CAP_DEVICE,
     .opts = nccl_opts,
     .nopts = DL_ARRAY_SIZE(nccl_opts),
     .opts_size = sizeof(nccl_opts_t),

@@ -1,6 +1,8 @@
 /* The backends this build has, in the order `--backend auto` tries them. */
 #include "backends.h"
 
+#include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const dl_backend_ops_t dl_backend_mpi;
@@ -63,6 +65,36 @@ const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
         return NULL;
     }
     return be;
+}
+
+const dl_backend_ops_t *dl_backend_model(void)
+{
+    for (size_t i = 0; i < dl_backend_count; i++)
+        if (dl_backend_has(dl_backends[i], DL_CAP_MODELLED) && dl_backends[i]->expect)
+            return dl_backends[i];
+    return NULL;
+}
+
+dl_status_t dl_backend_opts_from(const dl_backend_ops_t *be, const dl_opt_t *cmd_opts,
+                                 size_t ncmd, const void *cmd_target, void **opts,
+                                 dl_backend_setup_t *setup)
+{
+    memset(setup, 0, sizeof(*setup));
+    *opts = calloc(1, be->opts_size ? be->opts_size : 1);
+    if (!*opts)
+        return DL_ERR_NOMEM;
+    if (dl_opts_defaults(be->opts, be->nopts, *opts) != DL_OK)
+        return DL_ERR_INTERNAL;
+    dl_opts_share(cmd_opts, ncmd, cmd_target, be->opts, be->nopts, *opts);
+    return be->setup ? be->setup(*opts, setup) : DL_OK;
+}
+
+void dl_backend_facts_add(const dl_backend_setup_t *s, void *json_obj)
+{
+    cJSON *f = s->facts[0] ? cJSON_Parse(s->facts) : NULL, *v;
+    cJSON_ArrayForEach(v, f)
+        cJSON_AddItemToObject(json_obj, v->string, cJSON_Duplicate(v, 1));
+    cJSON_Delete(f);
 }
 
 void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t)

@@ -167,6 +167,17 @@ const dl_opt_t *dl_opts_first_given(const dl_opt_t *opts, size_t nopts, const vo
     return given;
 }
 
+void dl_opts_share(const dl_opt_t *from, size_t nfrom, const void *from_target,
+                   const dl_opt_t *to, size_t nto, void *to_target)
+{
+    for (size_t i = 0; i < nto; i++) {
+        const dl_opt_t *f = find_long(from, nfrom, to[i].longname, strlen(to[i].longname));
+        if (f && f->kind == to[i].kind)
+            memcpy((char *)to_target + to[i].offset, (const char *)from_target + f->offset,
+                   field_size(f));
+    }
+}
+
 dl_status_t dl_opt_assign(const dl_opt_t *o, void *target, const char *val)
 {
     if (set_value(o, target, val) != DL_OK)

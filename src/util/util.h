@@ -204,6 +204,10 @@ dl_status_t dl_opts_defaults(const dl_opt_t *opts, size_t nopts, void *target);
 /* The first row whose value in target is not its default (given on the
  * command line, in effect), or NULL. */
 const dl_opt_t *dl_opts_first_given(const dl_opt_t *opts, size_t nopts, const void *target);
+/* Every row of to that from also has (the same name and kind) takes from's
+ * value: one option shared by a command and a plug-in's table. */
+void dl_opts_share(const dl_opt_t *from, size_t nfrom, const void *from_target,
+                   const dl_opt_t *to, size_t nto, void *to_target);
 /* One row's value from text, as the command line would give it (checked,
  * validated); a bad value: one line naming the option, DL_ERR_USAGE. */
 dl_status_t dl_opt_assign(const dl_opt_t *o, void *target, const char *value);
