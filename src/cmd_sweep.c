@@ -117,25 +117,15 @@ typedef struct {
 
 static dl_status_t cli_init(sweep_cli_t *c)
 {
-    const dl_opt_t *extra[8];
-    size_t n[8], size[8], k;
-    for (k = 0; k < dl_backend_count && k < 8; k++) {
-        extra[k] = dl_backends[k]->opts;
-        n[k] = dl_backends[k]->nopts;
-        size[k] = dl_backends[k]->opts_size;
-    }
-    dl_status_t st = dl_optset_init(&c->set, sweep_opts, DL_ARRAY_SIZE(sweep_opts),
-                                    sizeof(sweep_opts_t), extra, n, size, k);
+    dl_status_t st = dl_backend_optset(&c->set, sweep_opts, DL_ARRAY_SIZE(sweep_opts),
+                                       sizeof(sweep_opts_t));
     c->o = c->set.target;
     return st;
 }
 
 static void *backend_opts(const sweep_cli_t *c, const dl_backend_ops_t *be)
 {
-    for (size_t k = 0; k < dl_backend_count; k++)
-        if (dl_backends[k] == be)
-            return (char *)c->set.target + c->set.offset[k];
-    return NULL;
+    return dl_backend_optset_opts(&c->set, be);
 }
 
 /* An option of another backend than the one running is a mistake: said,

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis/analysis.h"
+#include "backends/backends.h"
 #include "commands.h"
 #include "results/results.h"
 #include "sys/lastwords.h"
@@ -93,33 +94,31 @@ static int split_into(char **argv, int n, int max, char *s)
     return n;
 }
 
-/* An option watch sets itself, in the user's words for a step. */
-static int owns(const char *word, const char *const *mine)
+/* A step's words checked with that command's own option table, as the
+ * step will parse them (its backends' rows too): an unknown option or a
+ * bad value is refused before any step runs. The options watch sets
+ * itself are FIXED rows there. */
+static dl_status_t check_args(const char *cmd, const char *args, const char *const *mine,
+                              const char *why)
 {
-    for (; *mine; mine++) {
-        size_t l = strlen(*mine);
-        if (strncmp(word, *mine, l) == 0 && (word[l] == '\0' || word[l] == '='))
-            return 1;
-    }
-    return 0;
-}
-
-static dl_status_t check_args(const char *opt, const char *args, const char *const *mine)
-{
+    const dl_opt_table_t *t = dl_opt_table_find(cmd);
+    dl_optset_t set;
+    dl_status_t st = !t ? DL_ERR_INTERNAL
+                     : t->plugins ? dl_backend_optset(&set, t->opts, t->n, t->size)
+                                  : dl_optset_init(&set, t->opts, t->n, t->size, NULL, NULL, NULL, 0);
+    for (; st == DL_OK && *mine; mine++)
+        st = dl_optset_fix(&set, *mine, why);
     char buf[4096], *words[256];
     snprintf(buf, sizeof(buf), "%s", args);
-    int n = split_into(words, 0, 256, buf);
-    for (int i = 0; i < n; i++)
-        if (owns(words[i], mine)) {
-            dl_err("--%s: %s is set by watch itself (the run's folder and the textfile)", opt,
-                   words[i]);
-            return DL_ERR_USAGE;
-        }
-    return DL_OK;
+    int n = split_into(words, 0, 256, buf), help = 0;
+    if (st == DL_OK)
+        st = dl_opts_parse(set.opts, set.n, set.target, n, words, NULL, 0, NULL, &help);
+    dl_optset_free(&set);
+    return st;
 }
 
-static const char *const sweep_own[] = {"--out", "--prometheus", "--overwrite", NULL};
-static const char *const pf_own[] = {"--json", "--prometheus", NULL};
+static const char *const sweep_own[] = {"out", "prometheus", "overwrite", NULL};
+static const char *const pf_own[] = {"json", "prometheus", NULL};
 
 static dl_status_t setup(watch_t *w)
 {
@@ -135,8 +134,10 @@ static dl_status_t setup(watch_t *w)
             return DL_ERR_USAGE;
         }
     }
-    if (check_args("sweep", w->o.sweep, sweep_own) != DL_OK ||
-        check_args("preflight", w->o.preflight, pf_own) != DL_OK)
+    if (check_args("sweep", w->o.sweep, sweep_own,
+                   "set by watch: the sweep's folder and textfile are the run's") != DL_OK ||
+        check_args("preflight", w->o.preflight, pf_own,
+                   "set by watch: the preflight's JSON and textfile are the run's") != DL_OK)
         return DL_ERR_USAGE;
     int np = dl_launcher_size();
     if (np > 1) {

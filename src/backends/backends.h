@@ -188,6 +188,12 @@ extern const size_t dl_backend_count;
 const dl_backend_ops_t *dl_backend_find(const char *name);
 /* --backend's values: auto and each backend built in (an option's choices). */
 extern const dl_choices_t dl_backend_choices;
+/* A command's line with every backend's rows after its own (sweep's), each
+ * backend's struct at its offset in the set's target. */
+dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size);
+/* Where backend be's struct starts in a set made by dl_backend_optset. */
+void *dl_backend_optset_opts(const dl_optset_t *s, const dl_backend_ops_t *be);
+
 /* The backend that models (DL_CAP_MODELLED, with expect): what a command
  * judges a measurement against; NULL when this build has none. */
 const dl_backend_ops_t *dl_backend_model(void);

@@ -67,6 +67,26 @@ const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
     return be;
 }
 
+dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size)
+{
+    const dl_opt_t *extra[DL_ARRAY_SIZE(dl_backends)];
+    size_t n[DL_ARRAY_SIZE(dl_backends)], size[DL_ARRAY_SIZE(dl_backends)];
+    for (size_t k = 0; k < dl_backend_count; k++) {
+        extra[k] = dl_backends[k]->opts;
+        n[k] = dl_backends[k]->nopts;
+        size[k] = dl_backends[k]->opts_size;
+    }
+    return dl_optset_init(s, base, nbase, base_size, extra, n, size, dl_backend_count);
+}
+
+void *dl_backend_optset_opts(const dl_optset_t *s, const dl_backend_ops_t *be)
+{
+    for (size_t k = 0; k < dl_backend_count; k++)
+        if (dl_backends[k] == be)
+            return (char *)s->target + s->offset[k];
+    return NULL;
+}
+
 const dl_backend_ops_t *dl_backend_model(void)
 {
     for (size_t i = 0; i < dl_backend_count; i++)

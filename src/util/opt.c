@@ -241,7 +241,7 @@ dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int 
             return DL_ERR_USAGE;
         }
         if (o->flags & DL_OPT_FIXED) {
-            dl_err("--%s: %s", o->longname, o->help);
+            dl_err("--%s is %s", o->longname, o->help);
             return DL_ERR_USAGE;
         }
         if (o->kind != DL_OPT_FLAG && !val) {

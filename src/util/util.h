@@ -239,7 +239,8 @@ dl_status_t dl_optset_init(dl_optset_t *s, const dl_opt_t *base, size_t nbase, s
                            const dl_opt_t *const *extra, const size_t *nextra,
                            const size_t *extra_size, size_t nsets);
 void dl_optset_free(dl_optset_t *s);
-/* Marks the set's row called name FIXED, its help saying who sets it;
+/* Marks the set's row called name FIXED, its help saying who sets it
+ * ("set by watch: ...": the user's try reads "--out is set by watch: ...");
  * DL_ERR_INTERNAL when the set has no such row. */
 dl_status_t dl_optset_fix(dl_optset_t *s, const char *name, const char *why);
 
