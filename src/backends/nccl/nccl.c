@@ -461,7 +461,6 @@ static const dl_opt_t nccl_opts[] = {
 
 const dl_backend_ops_t dl_backend_nccl = {
     .name = "nccl",
-   
     .caps = DL_CAP_WORKER | DL_CAP_SPLIT | DL_CAP_DEVICE,
     .opts = nccl_opts,
     .nopts = DL_ARRAY_SIZE(nccl_opts),
