@@ -111,8 +111,12 @@ static dl_status_t check_args(const char *cmd, const char *args, const char *con
     char buf[4096], *words[256];
     snprintf(buf, sizeof(buf), "%s", args);
     int n = split_into(words, 0, 256, buf), help = 0;
+    char context[32];
+    snprintf(context, sizeof(context), "--%s", cmd); /* whose words the line is about */
+    dl_log_set_context(context);
     if (st == DL_OK)
         st = dl_opts_parse(set.opts, set.n, set.target, n, words, NULL, 0, NULL, &help);
+    dl_log_set_context(NULL);
     dl_optset_free(&set);
     return st;
 }

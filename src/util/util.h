@@ -45,6 +45,8 @@ void dl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dl_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dl_log_set_quiet(int quiet); /* drops info lines */
 void dl_log_set_mute(int mute);   /* drops every line (ranks other than 0) */
+/* Lines say what they are about after the level ("--sweep: ..."); NULL ends it. */
+void dl_log_set_context(const char *what);
 
 /* Sizes: "8", "64K", "1M", "4G", "1.5K" (binary units, B suffix allowed). */
 dl_status_t dl_size_parse(const char *s, uint64_t *out);
