@@ -35,7 +35,8 @@ void dl_cmd_help(const dl_cmd_t *c, dl_help_style_t style)
     char name[32], help[] = "--help";
     snprintf(name, sizeof(name), "%s", c->name);
     char *argv[] = {name, help, NULL};
-    dl_opts_help_style(style);
+    if (style != DL_HELP_VALUES) /* dl_opts_help_values chose the option and the style */
+        dl_opts_help_style(style);
     fflush(stdout);
     c->fn(2, argv);
     fflush(stdout);

@@ -65,10 +65,25 @@ static void help_text(FILE *f)
                 "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");
 }
 
+static const dl_cmd_t *find_command(const char *name);
+static void unknown_command(const char *name);
+
+/* help, or help COMMAND: that command's --help, as git help does. */
 static int help_main(int argc, char **argv)
 {
-    if (no_args("help", argc, argv))
+    if (argc > 2) {
+        dl_err("help takes one command's name, not '%s' too", argv[2]);
         return 2;
+    }
+    if (argc == 2) {
+        const dl_cmd_t *c = find_command(argv[1]);
+        if (!c || !c->help) {
+            unknown_command(argv[1]);
+            return 2;
+        }
+        char help[] = "--help", *args[] = {argv[1], help, NULL};
+        return c->fn(2, args);
+    }
     help_text(stdout);
     return 0;
 }
@@ -84,25 +99,18 @@ static int cmd_man(int argc, char **argv)
 
 static void list_names(const char *envvar, const char *sub)
 {
-    char dirs[8][1024];
-    int nd = dl_data_dirs(envvar, sub, dirs, 8);
+    char names[256][64];
+    int n = dl_data_names(envvar, sub, names, 256);
     if (strcmp(sub, "profiles") == 0)
         printf("default\n"); /* built in */
-    for (int d = 0; d < nd; d++) {
-        DIR *dh = opendir(dirs[d]);
-        struct dirent *de;
-        while (dh && (de = readdir(dh))) {
-            size_t l = strlen(de->d_name);
-            if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0)
-                printf("%.*s\n", (int)(l - 5), de->d_name);
-        }
-        if (dh)
-            closedir(dh);
-    }
+    for (int i = 0; i < n; i++)
+        if (strcmp(sub, "profiles") || strcmp(names[i], "default"))
+            printf("%s\n", names[i]);
 }
 
-/* What bash completion offers: commands, a command's options, profile and
- * system names (asked at completion time, so the user's folders count). */
+/* What bash completion offers: commands, a command's options, the values
+ * of one of its options (its choices), profile and system names (asked at
+ * completion time, so the user's folders count). */
 static int cmd_complete(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -114,15 +122,41 @@ static int cmd_complete(int argc, char **argv)
         for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
             if (strcmp(commands[i].name, argv[2]) == 0 && dl_cmd_takes_options(&commands[i]))
                 dl_cmd_help(&commands[i], DL_HELP_WORDS);
+    } else if (strcmp(what, "values") == 0 && argc > 3) {
+        const dl_cmd_t *c = find_command(argv[2]);
+        if (c && dl_cmd_takes_options(c)) {
+            dl_opts_help_values(argv[3]);
+            dl_cmd_help(c, DL_HELP_VALUES);
+        }
     } else if (strcmp(what, "profiles") == 0) {
         list_names("DLCOMM_PROFILES", "profiles");
     } else if (strcmp(what, "systems") == 0) {
         list_names("DLCOMM_SYSTEMS", "systems");
     } else {
-        dl_err("__complete commands | options COMMAND | profiles | systems");
+        dl_err("__complete commands | options COMMAND | values COMMAND OPTION | profiles | systems");
         return 2;
     }
     return 0;
+}
+
+static const dl_cmd_t *find_command(const char *name)
+{
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* The line for a command that is none, with the closest one a user may give. */
+static void unknown_command(const char *name)
+{
+    const char *names[DL_ARRAY_SIZE(commands)];
+    char line[256];
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        names[i] = commands[i].help ? commands[i].name : NULL; /* internal ones are not offered */
+    snprintf(line, sizeof(line), "unknown command '%.64s'", name);
+    dl_suggest_append(line, sizeof(line), name, names, DL_ARRAY_SIZE(commands));
+    dl_err("%s (see dlcomm --help)", line);
 }
 
 int main(int argc, char **argv)
@@ -136,15 +170,15 @@ int main(int argc, char **argv)
         return cmd_help(0, NULL);
     if (strcmp(name, "--version") == 0)
         return cmd_version(0, NULL);
-    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (strcmp(commands[i].name, name) == 0) {
-            if (!commands[i].help) /* internal: a worker's code is its supervisor's business */
-                return commands[i].fn(argc - 1, argv + 1);
-            dl_launch_note_init(); /* a code for `dlcomm launch`, when it started this */
-            int code = commands[i].fn(argc - 1, argv + 1);
-            dl_launch_note(code);
-            return code;
-        }
-    dl_err("unknown command '%s' (see dlcomm --help)", name);
-    return 2;
+    const dl_cmd_t *c = find_command(name);
+    if (!c) {
+        unknown_command(name);
+        return 2;
+    }
+    if (!c->help) /* internal: a worker's code is its supervisor's business */
+        return c->fn(argc - 1, argv + 1);
+    dl_launch_note_init(); /* a code for `dlcomm launch`, when it started this */
+    int code = c->fn(argc - 1, argv + 1);
+    dl_launch_note(code);
+    return code;
 }
