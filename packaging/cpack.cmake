@@ -10,7 +10,9 @@
 # dlcomm-nccl package: the backend is linked into the one program, so a
 # split would mean two programs or a plug-in loader for one library.
 set(CPACK_PACKAGE_NAME dlcomm)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+# The package's version is dlcomm's own (`dlcomm version`), which the
+# top-level CMakeLists.txt makes valid for Debian.
+set(CPACK_PACKAGE_VERSION ${DL_VERSION})
 set(CPACK_PACKAGE_CONTACT "dlcomm maintainers <dlcomm@example.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "collective-communication benchmark and cluster health tool")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -18,7 +20,9 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.invalid/dlcomm")
+# No Homepage field: dlcomm has no public page to name.
+# Completion is installed for bash-completion to load; dlcomm runs without it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bash-completion")
 
 set(dl_deps "libc6 (>= 2.34), libopenmpi3, openmpi-bin, libcjson1, libhwloc15")
 set(dl_desc "dlcomm measures all-reduce, all-gather, broadcast and the other
@@ -47,7 +51,7 @@ set(dl_doc ${CMAKE_BINARY_DIR}/packaging/doc)
 file(MAKE_DIRECTORY ${dl_doc})
 string(TIMESTAMP dl_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
 file(WRITE ${dl_doc}/changelog
-  "dlcomm (${PROJECT_VERSION}) unstable; urgency=medium\n\n"
+  "dlcomm (${DL_VERSION}) unstable; urgency=medium\n\n"
   "  * Built by cpack from dlcomm ${DL_VERSION}.\n\n"
   " -- ${CPACK_PACKAGE_CONTACT}  ${dl_date}\n")
 add_custom_command(OUTPUT ${dl_doc}/changelog.gz

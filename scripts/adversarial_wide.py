@@ -488,7 +488,7 @@ def c_stdio(count):
                     rc = p.wait(60)
                 if mpi and how == "pipe" and rc == 1:
                     # Open MPI's mpirun aborts the job when its reader goes ("SIGPIPE
-                    # detected"): the ranks get SIGTERM, as after kill mpirun (README Signals),
+                    # detected"): the ranks get SIGTERM, as after kill mpirun (docs/exit-codes.md, Signals),
                     # or had finished already (exit_code 0); run.json says which
                     note(rc)
                     try:
@@ -501,7 +501,7 @@ def c_stdio(count):
                         finding("mpirun's reader gone: %s" % ex, cmd, rc, err)
                     continue
                 judge(cmd, rc, err, outdirs=[d] if is_run else [], want_run=is_run and base[0] == "sweep")
-                # the rule (README, Exit codes): a closed stdout is /dev/null; a reader that
+                # the rule (docs/exit-codes.md): a closed stdout is /dev/null; a reader that
                 # left (EPIPE) is its choice; any other failure is one line on stderr and
                 # exit 3, or only a warning where the record is in files written whole
                 if is_run or how in ("closed", "pipe"):  # a sweep's or a measured tune's record is run.json

@@ -13,7 +13,7 @@ for f in "$DEPS"/*.deb; do dpkg -x "$f" /tmp/deps; done
 export PKG_CONFIG_SYSROOT_DIR=/tmp/deps
 export PKG_CONFIG_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu/pkgconfig
 export PATH=/usr/local/cuda/bin:$PATH
-# The build runs the program it made (dlcomm __man writes the man page).
+# The build runs the program it made (dlcomm __man writes the man pages).
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -x /opt/gcc/bin/g++ ] && export CUDAHOSTCXX=/opt/gcc/bin/g++
 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what dlcomm needs to build and test on Debian 12 (as root, or with sudo).
 # CUDA and NCCL are optional: the NCCL backend is built when their headers are found.
-# lintian and man-db: the install tests check the .deb and its man page.
+# lintian and man-db: the install tests check the .deb and its man pages (and the docs
+# tests render every page). bash-completion: the install test loads the completion through it.
 # prometheus, prometheus-node-exporter: the prom tests run both for real (own ports; in a
 # container without systemd their postinst skips starting the services).
 # systemd: its systemd-analyze verifies dlcomm watch's units (nothing is started).
@@ -13,7 +14,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 pkgs="build-essential cmake pkg-config openmpi-bin libopenmpi-dev libcjson-dev libhwloc-dev
       libcmocka-dev gnuplot-nox python3 iproute2 python3-yaml shellcheck
-      lintian man-db chromium python3-websocket fonts-dejavu-core
+      lintian man-db bash-completion chromium python3-websocket fonts-dejavu-core
       prometheus prometheus-node-exporter systemd
       slurmctld slurmd slurm-client munge"
 missing=""

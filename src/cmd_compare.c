@@ -9,25 +9,30 @@
 
 typedef struct {
     double threshold;
-    const char *metric, *json, *stat, *html;
+    int metric, p50; /* dl_metric_t; dl_an_stat_choices' index (1: p50) */
+    const char *json, *html;
     uint64_t min_size;
 } compare_opts_t;
+
+static const char *const metric_names[] = {"busbw", "time"}; /* dl_metric_t's order */
+static const dl_choices_t metrics = {.noun = "metric", .names = metric_names, .n = 2};
 
 #define O(f) offsetof(compare_opts_t, f)
 static const dl_opt_t compare_opts[] = {
     {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "a change smaller than PCT percent is unchanged",
      O(threshold), dl_opt_percent},
-    {"metric", 'm', DL_OPT_STR, "busbw", "NAME",
-     "busbw or time (busbw falls back to time where it is 0: one rank)", O(metric), NULL},
-    {"stat", 0, DL_OPT_STR, "mean", "NAME",
-     "mean or p50: judge the mean call (as nccl-tests) or the median one (robust to a "
-     "preempted call on a busy host)", O(stat), NULL},
+    {"metric", 'm', DL_OPT_ENUM, "busbw", "NAME",
+     "what is judged (busbw falls back to time where it is 0: one rank)", O(metric), NULL,
+     &metrics},
+    {"stat", 0, DL_OPT_ENUM, "mean", "NAME",
+     "judge the mean call (as nccl-tests) or the median one (robust to a preempted call on "
+     "a busy host)", O(p50), NULL, &dl_an_stat_choices},
     {"min-size", 0, DL_OPT_SIZE, "1", "SIZE", "compare only sizes >= SIZE", O(min_size), NULL},
     {"json", 0, DL_OPT_STR, NULL, "FILE", "also write every pair and verdict as JSON", O(json), NULL},
     {"html", 0, DL_OPT_STR, NULL, "FILE",
      "also write one self-contained HTML page: verdict, differences, pairs, charts", O(html), NULL},
 };
-DL_OPTS_EXPORT("compare", compare_opts)
+DL_OPTS_EXPORT("compare", compare_opts, compare_opts_t)
 #undef O
 
 static const char usage[] =
@@ -52,20 +57,8 @@ static int compare_main(int argc, char **argv)
                                pos, 2, &npos, usage);
     if (code >= 0)
         return code;
-    dl_cmp_opts_t co = {.threshold = o.threshold / 100.0, .min_size = o.min_size};
-    if (strcmp(o.metric, "busbw") == 0)
-        co.metric = DL_M_BUSBW;
-    else if (strcmp(o.metric, "time") == 0)
-        co.metric = DL_M_TIME;
-    else {
-        dl_err("--metric must be busbw or time, not '%s'", o.metric);
-        return 2;
-    }
-    if (strcmp(o.stat, "mean") && strcmp(o.stat, "p50")) {
-        dl_err("--stat must be mean or p50, not '%s'", o.stat);
-        return 2;
-    }
-    co.use_p50 = strcmp(o.stat, "p50") == 0;
+    dl_cmp_opts_t co = {.threshold = o.threshold / 100.0, .min_size = o.min_size,
+                        .metric = (dl_metric_t)o.metric, .use_p50 = o.p50};
     if (npos != 2) {
         dl_err("compare needs two runs: BASE NEW (see --help)");
         return 2;

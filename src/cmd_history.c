@@ -17,7 +17,7 @@ static const dl_opt_t history_opts[] = {
     {"html", 0, DL_OPT_STR, NULL, "FILE",
      "also write one self-contained HTML page with a chart per group", O(html), NULL},
 };
-DL_OPTS_EXPORT("history", history_opts)
+DL_OPTS_EXPORT("history", history_opts, history_opts_t)
 #undef O
 
 static const char usage[] =

@@ -1,7 +1,8 @@
 /* dlcomm __options (hidden): every command's option table as JSON, so a
  * test can enumerate the options and feed each bad values; a row added to a
  * table is covered the day it is added. Each command file exports its table
- * with DL_OPTS_EXPORT; sweep's includes every backend's rows. */
+ * with DL_OPTS_EXPORT; sweep's (DL_OPTS_EXPORT_PLUGINS) includes every
+ * backend's rows. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +11,7 @@
 #include "commands.h"
 #include "util/util.h"
 
-#define DL_MAX_TABLES 16
-static struct {
-    const char *cmd;
-    const dl_opt_t *opts;
-    size_t n;
-} tables[DL_MAX_TABLES];
-static size_t ntables;
-
-void dl_opt_tables_add(const char *cmd, const dl_opt_t *opts, size_t n)
-{
-    if (ntables < DL_MAX_TABLES)
-        tables[ntables++] = (typeof(tables[0])){cmd, opts, n};
-}
-
-static const char *const kinds[] = {"flag", "str", "int", "double", "size"};
+static const char *const kinds[] = {"flag", "str", "int", "double", "size", "enum", "list"};
 
 static void add_rows(cJSON *arr, const dl_opt_t *opts, size_t n, const char *owner)
 {
@@ -45,6 +32,11 @@ static void add_rows(cJSON *arr, const dl_opt_t *opts, size_t n, const char *own
             cJSON_AddNumberToObject(r, "min", (double)lo);
             cJSON_AddNumberToObject(r, "max", (double)hi);
         }
+        if (o->choices) {
+            cJSON *c = cJSON_AddArrayToObject(r, "choices");
+            for (int k = 0; k < o->choices->n; k++)
+                cJSON_AddItemToArray(c, cJSON_CreateString(o->choices->names[k]));
+        }
         if (owner)
             cJSON_AddStringToObject(r, "backend", owner);
         cJSON_AddItemToArray(arr, r);
@@ -59,12 +51,12 @@ int cmd_options(int argc, char **argv)
         return 2;
     }
     cJSON *j = cJSON_CreateObject();
-    for (size_t t = 0; t < ntables; t++) {
-        cJSON *arr = cJSON_AddArrayToObject(j, tables[t].cmd);
-        add_rows(arr, tables[t].opts, tables[t].n, NULL);
-        if (strcmp(tables[t].cmd, "sweep") == 0)
-            for (size_t k = 0; k < dl_backend_count; k++)
-                add_rows(arr, dl_backends[k]->opts, dl_backends[k]->nopts, dl_backends[k]->name);
+    const dl_opt_table_t *t;
+    for (size_t i = 0; (t = dl_opt_table_at(i)); i++) {
+        cJSON *arr = cJSON_AddArrayToObject(j, t->cmd);
+        add_rows(arr, t->opts, t->n, NULL);
+        for (size_t k = 0; t->plugins && k < dl_backend_count; k++)
+            add_rows(arr, dl_backends[k]->opts, dl_backends[k]->nopts, dl_backends[k]->name);
     }
     char *s = cJSON_Print(j);
     puts(s ? s : "{}");

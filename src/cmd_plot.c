@@ -12,13 +12,17 @@ typedef struct {
     const char *out, *format;
 } plot_opts_t;
 
+static const char *const format_names[] = {"png", "svg"};
+static const dl_choices_t formats = {.noun = "format", .names = format_names, .n = 2};
+
 #define O(f) offsetof(plot_opts_t, f)
 static const dl_opt_t plot_opts[] = {
     {"out", 0, DL_OPT_STR, NULL, "DIR", "where the charts go (default: the first RUN's folder)",
      O(out), NULL},
-    {"format", 0, DL_OPT_STR, "png", "FMT", "png or svg", O(format), NULL},
+    {"format", 0, DL_OPT_STR, "png", "FMT", "the charts' image format", O(format), NULL,
+     &formats},
 };
-DL_OPTS_EXPORT("plot", plot_opts)
+DL_OPTS_EXPORT("plot", plot_opts, plot_opts_t)
 #undef O
 
 static const char usage[] =
@@ -41,10 +45,6 @@ static int plot_main(int argc, char **argv)
                                pos, MAX_RUNS, &npos, usage);
     if (code >= 0)
         return code;
-    if (strcmp(o.format, "png") && strcmp(o.format, "svg")) {
-        dl_err("--format must be png or svg, not '%s'", o.format);
-        return 2;
-    }
     if (npos == 0) {
         dl_err("plot needs at least one run (see --help)");
         return 2;

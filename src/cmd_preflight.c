@@ -11,10 +11,13 @@
 #include "preflight/preflight.h"
 #include "results/results.h"
 #include "sys/gpus.h"
+#include "sys/launcher.h"
 #include "sys/sys.h"
 
 typedef struct {
-    const char *sizes, *baseline, *system, *pairs, *scopes, *json, *backend, *profile, *prometheus;
+    const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus;
+    int pairs;       /* dl_pf_pairs_t */
+    uint32_t scopes; /* bit 0 node, 1 rail, 2 pair */
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
@@ -27,6 +30,11 @@ static const char *fraction(const void *f)
     return v > 0 && v <= 1 ? NULL : "must be in (0, 1], e.g. 0.9 for 90%";
 }
 
+static const char *const pairs_names[] = {"auto", "all", "ring", "none"}; /* dl_pf_pairs_t */
+static const dl_choices_t pairs_choices = {.noun = "pairing", .names = pairs_names, .n = 4};
+static const char *const scope_names[] = {"node", "rail", "pair"};
+static const dl_choices_t scope_choices = {.noun = "scope", .names = scope_names, .n = 3};
+
 #define O(f) offsetof(pf_cli_t, f)
 static const dl_opt_t pf_opts[] = {
     {"sizes", 's', DL_OPT_STR, "16M,64M", "LIST", "world bandwidth sizes (each judged alone)",
@@ -37,16 +45,19 @@ static const dl_opt_t pf_opts[] = {
      O(scope_bytes), NULL},
     {"baseline", 0, DL_OPT_STR, NULL, "RUN.JSON", "judge world bandwidth against this dlcomm run",
      O(baseline), NULL},
-    {"system", 0, DL_OPT_STR, NULL, "FILE",
-     "judge world bandwidth against the sim model of this system description", O(system), NULL},
+    {"system", 0, DL_OPT_STR, NULL, "NAME|FILE",
+     "a system description, a name (dlcomm __complete systems) or a path: world bandwidth is "
+     "judged against its model, GPU copies against its \"gpu\" figures", O(system), NULL},
     {"min-fraction", 0, DL_OPT_DOUBLE, "0.9", "FRAC",
      "pass at >= FRAC of the baseline; outliers are below FRAC of the median", O(min_fraction),
      fraction},
     {"outlier-mads", 0, DL_OPT_DOUBLE, "2.5", "K", "an outlier is also K MADs below the median",
      O(mad_k), dl_opt_positive},
-    {"pairs", 0, DL_OPT_STR, "auto", "MODE", "all, ring, none, or auto (all up to 16 hosts)",
-     O(pairs), NULL},
-    {"scopes", 0, DL_OPT_STR, "all", "LIST", "node,rail,pair or all", O(scopes), NULL},
+    {"pairs", 0, DL_OPT_ENUM, "auto", "MODE",
+     "node pairs measured: all, a ring of them, none, or auto (all up to 16 hosts)", O(pairs),
+     NULL, &pairs_choices},
+    {"scopes", 0, DL_OPT_LIST, "all", "LIST", "the scopes that localise a fault", O(scopes),
+     NULL, &scope_choices},
     {"budget", 0, DL_OPT_DOUBLE, "0.3", "SEC", "timing budget of one figure", O(budget), dl_opt_positive},
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations per figure (0: budget)", O(iters),
      dl_opt_nonneg_long},
@@ -56,8 +67,8 @@ static const dl_opt_t pf_opts[] = {
     {"max-temp", 0, DL_OPT_DOUBLE, "85", "C", "GPU temperature above this warns", O(max_temp),
      dl_opt_positive},
     {"backend", 0, DL_OPT_STR, "auto", "NAME",
-     "auto (nccl where a GPU works, else mpi), nccl, mpi or sim; nccl and sim run in worker processes",
-     O(backend), NULL},
+     "who runs the collectives; auto: the first that works here of those that measure; a "
+     "worker backend (nccl, sim) runs in worker processes", O(backend), NULL, &dl_backend_choices},
     {"profile", 'p', DL_OPT_STR, "ring", "NAME",
      "nccl, sim: the profile the node, rail and pair scopes run under (ring: NCCL_ALGO=Ring, "
      "whose figures reflect a link; e.g. ib for the fabric alone)", O(profile), NULL},
@@ -69,7 +80,7 @@ static const dl_opt_t pf_opts[] = {
      "write the verdict per host for node_exporter's textfile collector (a folder: "
      "DIR/dlcomm-preflight.prom)", O(prometheus), NULL},
 };
-DL_OPTS_EXPORT("preflight", pf_opts)
+DL_OPTS_EXPORT("preflight", pf_opts, pf_cli_t)
 #undef O
 
 static const char usage[] =
@@ -79,19 +90,14 @@ static const char usage[] =
     "(each node alone, each rail, node pairs). One line per check, then a VERDICT line.\n"
     "Exit 0 pass (warnings allowed), 1 a check failed, 2 bad usage, 3 the run broke.";
 
-static int is_rank0(void)
-{
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMI_RANK");
-    return !r || strcmp(r, "0") == 0;
-}
-
 typedef struct {
     dl_pf_opts_t o;
     uint64_t sizes[16];
     dl_run_t baseline;
     char prom[4096];
+    dl_system_t system;        /* --system, read once */
+    void *model_opts;          /* the modelling backend's options (o.model) */
+    dl_backend_setup_t model_setup;
 } pf_setup_t;
 
 static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
@@ -116,24 +122,22 @@ static dl_status_t parse_sizes(const char *s, pf_setup_t *ps)
     return DL_OK;
 }
 
-static dl_status_t parse_modes(const pf_cli_t *a, dl_pf_opts_t *o)
+/* --system: the description (its GPU figures), and the modelling backend
+ * that judges world bandwidth, its options from preflight's own. */
+static dl_status_t system_setup(const pf_cli_t *a, pf_setup_t *ps)
 {
-    static const char *const pairs[] = {"auto", "all", "ring", "none"};
-    static const char *const scopes[] = {"node", "rail", "pair"};
-    size_t i;
-    for (i = 0; i < DL_ARRAY_SIZE(pairs); i++)
-        if (strcmp(a->pairs, pairs[i]) == 0)
-            break;
-    if (i == DL_ARRAY_SIZE(pairs)) {
-        dl_err("--pairs must be auto, all, ring or none, not '%s'", a->pairs);
-        return DL_ERR_USAGE;
-    }
-    o->pairs = (dl_pf_pairs_t)i;
-    uint32_t mask = 0;
-    if (dl_list_parse("scope", a->scopes, scopes, 3, &mask) != DL_OK)
-        return DL_ERR_USAGE;
-    o->scopes = (int)mask;
-    return DL_OK;
+    dl_status_t st = dl_system_load("--system", a->system, &ps->system);
+    if (st != DL_OK)
+        return st;
+    ps->o.system = &ps->system;
+    const dl_backend_ops_t *m = dl_backend_model();
+    if (!m) /* a build without a model: the GPU figures still judge */
+        return DL_OK;
+    st = dl_backend_opts_from(m, pf_opts, DL_ARRAY_SIZE(pf_opts), a, &ps->model_opts,
+                              &ps->model_setup);
+    if (st == DL_OK)
+        ps->o.model = (struct dl_pf_model){m, ps->model_opts};
+    return st;
 }
 
 static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
@@ -141,10 +145,10 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
     memset(ps, 0, sizeof(*ps));
     dl_pf_opts_t *o = &ps->o;
     dl_status_t st = parse_sizes(a->sizes, ps);
-    if (st == DL_OK)
-        st = parse_modes(a, o);
     if (st != DL_OK)
         return st;
+    o->pairs = (dl_pf_pairs_t)a->pairs;
+    o->scopes = (int)a->scopes;
     if (a->quick) { /* the largest size alone judges bandwidth */
         for (size_t i = 1; i < o->nsizes; i++)
             if (ps->sizes[i] > ps->sizes[0])
@@ -177,13 +181,9 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
             return st;
         o->prom_path = ps->prom;
     }
-    if (a->system) {
-        int nodes, gpn;
-        if (dl_sim_system_check(a->system, &nodes, &gpn) != DL_OK)
-            return DL_ERR_INPUT;
-        o->system_path = a->system;
-    }
-    if (a->baseline && is_rank0()) { /* the one reader: it names the file and the problem */
+    if (a->system && (st = system_setup(a, ps)) != DL_OK)
+        return st;
+    if (a->baseline && dl_launcher_is_rank0()) { /* the one reader: it names the file and the problem */
         if (dl_an_load(a->baseline, &ps->baseline) != DL_OK)
             return DL_ERR_INPUT;
         o->baseline = &ps->baseline;
@@ -241,17 +241,7 @@ typedef struct {
 /* The backend's own options from preflight's: the shared names mean the same. */
 static dl_status_t backend_opts(const pf_cli_t *a, pf_workers_t *w)
 {
-    const dl_backend_ops_t *be = w->be;
-    w->be_opts = calloc(1, be->opts_size ? be->opts_size : 1);
-    char *args[2] = {"--system", (char *)a->system};
-    int n = 0, help = 0;
-    for (size_t i = 0; a->system && i < be->nopts; i++)
-        if (strcmp(be->opts[i].longname, "system") == 0)
-            n = 2;
-    if (!w->be_opts || dl_opts_parse(be->opts, be->nopts, w->be_opts, n, args, NULL, 0, NULL,
-                                     &help) != DL_OK)
-        return DL_ERR_USAGE;
-    return be->setup ? be->setup(w->be_opts, &w->setup) : DL_OK;
+    return dl_backend_opts_from(w->be, pf_opts, DL_ARRAY_SIZE(pf_opts), a, &w->be_opts, &w->setup);
 }
 
 /* Worker logs: beside --json (FILE.workers/), else a folder of its own. */
@@ -355,8 +345,7 @@ static void doc_backend(cJSON *doc, const pf_setup_t *ps, const pf_workers_t *w)
     cJSON_AddStringToObject(b, "scope_profile", ps->o.on_scopes.profile);
     if (w->run_dir[0])
         cJSON_AddStringToObject(b, "worker_logs", w->run_dir);
-    if (w->setup.system[0])
-        cJSON_AddStringToObject(b, "system", w->setup.system);
+    dl_backend_facts_add(&w->setup, b);
     const char *info = w->world_s ? dl_session_info(w->world_s) : NULL;
     cJSON *i = info ? cJSON_Parse(info) : NULL;
     if (i)
@@ -368,7 +357,7 @@ static int preflight_main(int argc, char **argv)
     pf_cli_t a = {0};
     pf_setup_t ps;
     int help = 0;
-    dl_log_set_mute(!is_rank0());
+    dl_log_set_mute(!dl_launcher_is_rank0());
     dl_status_t st = dl_opts_parse(pf_opts, DL_ARRAY_SIZE(pf_opts), &a, argc - 1, argv + 1, NULL,
                                    0, NULL, &help);
     if (st == DL_OK && !help)
@@ -403,6 +392,7 @@ static int preflight_main(int argc, char **argv)
     if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))
         workers_close(&w);
     dl_an_free(&ps.baseline);
+    free(ps.model_opts);
     MPI_Finalize();
     return code;
 }

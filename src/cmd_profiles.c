@@ -22,7 +22,12 @@ static void intent_text(const cJSON *intent, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
-static void print_one(const dl_profile_t *p)
+/* The columns' widths: the longest name and intent of the profiles listed. */
+typedef struct {
+    int name, intent;
+} widths_t;
+
+static void print_one(const dl_profile_t *p, const widths_t *w)
 {
     char intent[256], when[64] = "always", env[512] = "";
     intent_text(p->intent, intent, sizeof(intent));
@@ -35,8 +40,8 @@ static void print_one(const dl_profile_t *p)
     size_t n = 0;
     for (int i = 0; i < p->nenv && n < sizeof(env); i++)
         n += (size_t)snprintf(env + n, sizeof(env) - n, "%s%s", i ? " " : "", p->env[i]);
-    printf("%-12s %-32s %-11s %s\n", p->name, intent, when, p->description);
-    printf("%-12s env: %s\n", "", n ? env : "(none)");
+    printf("%-*s %-*s %-11s %s\n", w->name, p->name, w->intent, intent, when, p->description);
+    printf("%-*s env: %s\n", w->name, "", n ? env : "(none)");
 }
 
 static const char usage[] =
@@ -75,9 +80,17 @@ static int profiles_main(int argc, char **argv)
         print_searched();
         st = dl_profiles_list_all(&ps, &n);
     }
-    printf("%-12s %-32s %-11s %s\n", "# name", "intent", "applies", "description");
+    widths_t w = {12, 32}; /* at least these: the columns do not move for a short list */
+    for (int i = 0; i < n; i++) {
+        char intent[256];
+        intent_text(ps[i].intent, intent, sizeof(intent));
+        int ln = (int)strlen(ps[i].name), li = (int)strlen(intent);
+        w.name = ln > w.name ? ln : w.name;
+        w.intent = li > w.intent ? li : w.intent;
+    }
+    printf("%-*s %-*s %-11s %s\n", w.name, "# name", w.intent, "intent", "applies", "description");
     for (int i = 0; i < n; i++)
-        print_one(&ps[i]);
+        print_one(&ps[i], &w);
     dl_profiles_free(ps, n);
     return dl_status_exit_code(st);
 }

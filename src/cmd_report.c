@@ -8,6 +8,7 @@
 
 #include "analysis/analysis.h"
 #include "commands.h"
+#include "sys/system.h"
 #include "engine/engine.h" /* dl_data_find: system descriptions */
 
 typedef struct {
@@ -31,7 +32,7 @@ static const dl_opt_t report_opts[] = {
      "a dlcomm tune record: say how the curve's fusion advice compares with its measured answer",
      O(tune), NULL},
 };
-DL_OPTS_EXPORT("report", report_opts)
+DL_OPTS_EXPORT("report", report_opts, report_opts_t)
 #undef O
 
 static const char usage[] =
@@ -96,11 +97,9 @@ static int report_main(int argc, char **argv)
         dl_err("report needs one run (see --help)");
         return 2;
     }
-    char sys[1024];
-    if (o.system && dl_data_find("DLCOMM_SYSTEMS", "systems", o.system, sys, sizeof(sys)) != DL_OK) {
-        dl_err("--system %s: no such file (names are looked up in topologies/systems)", o.system);
+    dl_system_t sys;
+    if (o.system && dl_system_load("--system", o.system, &sys) != DL_OK)
         return 2;
-    }
     if (o.html && dl_an_html_check("--html", o.html) != DL_OK)
         return 2;
     if (o.prometheus && dl_out_file_check("--prometheus", o.prometheus) != DL_OK)
@@ -147,7 +146,7 @@ static int report_main(int argc, char **argv)
         st = dl_an_prometheus(o.prometheus, &r);
     if (st == DL_OK && o.html) {
         dl_line_t line;
-        dl_an_run_line(&r, o.system ? sys : NULL, &line);
+        dl_an_run_line(&r, o.system ? sys.file : NULL, &line);
         st = dl_an_html_report(o.html, &r, have_base ? &b : NULL, &line, tune ? &t : NULL);
     }
     if (st == DL_OK)

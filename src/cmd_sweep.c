@@ -16,12 +16,16 @@
 #include "results/results.h"
 #include "sys/gpus.h"
 #include "sys/launch.h"
+#include "sys/launcher.h"
 #include "sys/lastwords.h"
 #include "sys/sys.h"
 
 typedef struct {
-    const char *colls, *dtypes, *ops, *placement, *backend, *out, *stepbytes;
-    const char *profiles, *aggregate, *matrix, *split, *format;
+    uint32_t colls, dtypes, ops; /* masks of dl_coll_id_t, dl_dtype_t, dl_op_t */
+    int placement, aggregate;    /* index of place_names, dl_agg_t */
+    int format;                  /* index of format_names */
+    const char *backend, *out, *stepbytes;
+    const char *profiles, *matrix, *split;
     uint64_t minbytes, maxbytes;
     double factor, ci_target, budget, timeout;
     long root, warmup, iters, min_iters, max_iters;
@@ -38,21 +42,28 @@ static const char *fraction(const void *f)
     return v > 0 && v < 1 ? NULL : "must be between 0 and 1 (e.g. 0.01 for 1%)";
 }
 
+/* --placement: out of place, in place, both (plan places bits 1, 2, 3). */
+static const char *const place_names[] = {"out", "in", "both"};
+static const dl_choices_t place_choices = {.noun = "placement", .names = place_names, .n = 3};
+/* --format: the tables' layout. */
+enum { FORMAT_TABLE, FORMAT_NCCLT };
+static const char *const format_names[] = {"table", "nccl-tests"};
+static const dl_choices_t format_choices = {.noun = "format", .names = format_names, .n = 2};
+
 #define O(f) offsetof(sweep_opts_t, f)
 static const dl_opt_t sweep_opts[] = {
-    {"collectives", 'c', DL_OPT_STR, "allreduce,allgather,broadcast", "LIST",
-     "allreduce,allgather,broadcast,reducescatter,alltoall,sendrecv,reduce,gather,scatter or all", O(colls), NULL},
+    {"collectives", 'c', DL_OPT_LIST, "allreduce,allgather,broadcast", "LIST",
+     "the collectives", O(colls), NULL, &dl_coll_choices},
     {"minbytes", 'b', DL_OPT_SIZE, "8", "SIZE", "smallest size (K/M/G suffixes)", O(minbytes), NULL},
     {"maxbytes", 'e', DL_OPT_SIZE, "128M", "SIZE", "largest size", O(maxbytes), NULL},
     {"stepfactor", 'f', DL_OPT_DOUBLE, "2", "F", "multiply the size by F (> 1)", O(factor), NULL},
     {"stepbytes", 'i', DL_OPT_STR, NULL, "SIZE", "add SIZE instead of multiplying", O(stepbytes), NULL},
-    {"datatype", 'd', DL_OPT_STR, "float32", "LIST",
-     "float32,float16,bfloat16,float64,int32,int8 (nccl: also uint8,int64,uint32,uint64,fp8e4m3,fp8e5m2) or all",
-     O(dtypes), NULL},
-    {"op", 'o', DL_OPT_STR, "sum", "LIST", "sum,prod,min,max,avg or all", O(ops), NULL},
+    {"datatype", 'd', DL_OPT_LIST, "float32", "LIST", "the element types", O(dtypes), NULL,
+     &dl_dtype_choices},
+    {"op", 'o', DL_OPT_LIST, "sum", "LIST", "the reduction ops", O(ops), NULL, &dl_op_choices},
     {"root", 'r', DL_OPT_INT, "0", "RANK", "root of broadcast, reduce, gather and scatter", O(root), dl_opt_nonneg_long},
-    {"placement", 0, DL_OPT_STR, "both", "WHERE", "out (out-of-place), in (in-place) or both",
-     O(placement), NULL},
+    {"placement", 0, DL_OPT_ENUM, "both", "WHERE", "where a result is written: a buffer of its own, the input's, or each in turn",
+     O(placement), NULL, &place_choices},
     {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size", O(warmup), dl_opt_nonneg_long},
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)", O(iters), dl_opt_nonneg_long},
     {"ci-target", 0, DL_OPT_DOUBLE, "0.02", "FRAC",
@@ -67,11 +78,12 @@ static const dl_opt_t sweep_opts[] = {
     {"split", 0, DL_OPT_STR, NULL, "MODE:K",
      "concurrent groups, each on its own communicator, as nccl-tests' NCCL_TESTS_SPLIT: MOD:k "
      "(rank r in group r % k), DIV:k (r / k), AND:mask, OR:mask; a row per group", O(split), NULL},
-    {"aggregate", 'a', DL_OPT_STR, "max", "HOW",
-     "an iteration's time over ranks: max (slowest), mean, min, rank0 (or nccl-tests' 3,1,2,0)",
-     O(aggregate), NULL},
-    {"backend", 0, DL_OPT_STR, "auto", "NAME", "auto (nccl if it works here, else mpi), mpi, nccl or sim",
-     O(backend), NULL},
+    {"aggregate", 'a', DL_OPT_ENUM, "max", "HOW",
+     "an iteration's time over ranks: the slowest's, their mean, the fastest's or rank 0's",
+     O(aggregate), NULL, &dl_agg_choices},
+    {"backend", 0, DL_OPT_STR, "auto", "NAME",
+     "who runs the collectives; auto: the first that works here of those that measure",
+     O(backend), NULL, &dl_backend_choices},
     {"profiles", 'p', DL_OPT_STR, NULL, "LIST",
      "profiles (names or .json paths; default: default), each in fresh worker processes (nccl, sim)",
      O(profiles), NULL},
@@ -83,9 +95,9 @@ static const dl_opt_t sweep_opts[] = {
      O(timeout), dl_opt_positive},
     {"quiet", 'q', DL_OPT_FLAG, "0", NULL, "no tables on stdout (the header and the findings stay)",
      O(quiet), NULL},
-    {"format", 0, DL_OPT_STR, "table", "FMT",
-     "the tables' layout: table, or nccl-tests (its headers, a row per size with out-of-place "
-     "and in-place side by side, for its log parsers)", O(format), NULL},
+    {"format", 0, DL_OPT_ENUM, "table", "FMT",
+     "the tables' layout: dlcomm's, or nccl-tests' (its headers, a row per size with out-of-place "
+     "and in-place side by side, for its log parsers)", O(format), NULL, &format_choices},
     {"plot", 0, DL_OPT_FLAG, "0", NULL, "plot busbw and time per collective into the run folder (gnuplot)",
      O(plot), NULL},
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE", "write the figures for node_exporter's textfile collector",
@@ -93,7 +105,7 @@ static const dl_opt_t sweep_opts[] = {
     {"html", 0, DL_OPT_STR, NULL, "FILE", "write the report's HTML page of the run at the end",
      O(html), NULL},
 };
-DL_OPTS_EXPORT("sweep", sweep_opts)
+DL_OPTS_EXPORT_PLUGINS("sweep", sweep_opts, sweep_opts_t)
 #undef O
 
 static const char usage[] =
@@ -104,10 +116,34 @@ static const char usage[] =
     "Sizes a collective cannot divide are rounded down to a whole number of elements\n"
     "per rank, never below one (8 B of all-gather on 4 ranks is 16 B); each row keeps\n"
     "bytes_requested and the bytes used, and a size that rounds to the bytes of the one\n"
-    "before is measured once. A header (backend and why, hosts, each rank's GPU,\n"
-    "versions) and a footer (wrong elements, busbw, rows not converged, stragglers, the\n"
-    "files) frame the tables; -q drops the tables only.\n"
-    "Options named for a backend (sim:, nccl:) are that backend's own.";
+    "before is measured once. Options named for a backend (sim:, nccl:) are that\n"
+    "backend's own.\n\n"
+    "A header (the backend and why, the hosts, each rank's GPU, the versions) comes\n"
+    "first; then a table per collective, one row per size and placement (4 CPU ranks;\n"
+    "more in docs/sweep.md):\n"
+    "  #        size        count      type  redop  root place       time        p50"
+    "        p99     algbw     busbw  #wrong   iters stop\n"
+    "  #         (B)   (elements)                              (us,batch)  (us,call)"
+    "  (us,call)    (GB/s)    (GB/s)\n"
+    "           2048          512   float32    sum     -   out      30.40      24.17"
+    "     271.08      0.07      0.10       0    2346 ci\n"
+    "         524288       131072   float32    sum     -   out    1308.00    1376.54"
+    "    5266.92      0.40      0.60       0      78 budget\n"
+    "  size     bytes per call as nccl-tests counts them (all-gather: the gathered buffer)\n"
+    "  count    elements passed to the call (all-gather, scatter, ...: one rank's block)\n"
+    "  type     the dtype (-d); redop: the reduction (-o), none for moving collectives\n"
+    "  root     the root rank (-r), - where none; place: out of place or in place\n"
+    "  time     us per call: the mean over batches of calls back to back, slowest rank\n"
+    "           (-a); the rate a job issuing the same calls sees\n"
+    "  p50 p99  us: median and 99th percentile of calls timed one by one, the spread (a\n"
+    "           per-call timer costs a small call its overlap: p50 can exceed time)\n"
+    "  algbw    size / time in GB/s (1e9 B/s); busbw: algbw x the collective's factor\n"
+    "           (all-reduce 2(n-1)/n), comparable with nccl-tests' and the link speed\n"
+    "  #wrong   wrong elements the check found (any: WRONG, exit 1; - not checked)\n"
+    "  iters    timed calls; stop: why timing ended (ci: the CI target met; budget,\n"
+    "           max-iters, fixed: -n)\n"
+    "A footer of findings follows (wrong elements, busbw, rows not converged,\n"
+    "stragglers, where the files went); -q drops the tables, never the findings.";
 
 /* The command's options and every backend's, parsed as one command line:
  * the sweep's struct first, then backend k's at offset[k]. */
@@ -118,25 +154,15 @@ typedef struct {
 
 static dl_status_t cli_init(sweep_cli_t *c)
 {
-    const dl_opt_t *extra[8];
-    size_t n[8], size[8], k;
-    for (k = 0; k < dl_backend_count && k < 8; k++) {
-        extra[k] = dl_backends[k]->opts;
-        n[k] = dl_backends[k]->nopts;
-        size[k] = dl_backends[k]->opts_size;
-    }
-    dl_status_t st = dl_optset_init(&c->set, sweep_opts, DL_ARRAY_SIZE(sweep_opts),
-                                    sizeof(sweep_opts_t), extra, n, size, k);
+    dl_status_t st = dl_backend_optset(&c->set, sweep_opts, DL_ARRAY_SIZE(sweep_opts),
+                                       sizeof(sweep_opts_t));
     c->o = c->set.target;
     return st;
 }
 
 static void *backend_opts(const sweep_cli_t *c, const dl_backend_ops_t *be)
 {
-    for (size_t k = 0; k < dl_backend_count; k++)
-        if (dl_backends[k] == be)
-            return (char *)c->set.target + c->set.offset[k];
-    return NULL;
+    return dl_backend_optset_opts(&c->set, be);
 }
 
 /* An option of another backend than the one running is a mistake: said,
@@ -147,22 +173,11 @@ static dl_status_t foreign_opts(const sweep_cli_t *c, const dl_backend_ops_t *be
         const dl_backend_ops_t *b = dl_backends[k];
         if (b == be || !b->opts_size)
             continue;
-        void *def = calloc(1, b->opts_size);
-        int help = 0;
-        const char *given = NULL;
-        if (def && dl_opts_parse(b->opts, b->nopts, def, 0, NULL, NULL, 0, NULL, &help) == DL_OK)
-            for (size_t i = 0; i < b->nopts && !given; i++) {
-                const dl_opt_t *o = &b->opts[i];
-                size_t w = o->kind == DL_OPT_FLAG ? sizeof(int) : o->kind == DL_OPT_STR
-                           ? sizeof(char *) : o->kind == DL_OPT_INT ? sizeof(long) : 8;
-                if (memcmp((char *)backend_opts(c, b) + o->offset, (char *)def + o->offset, w))
-                    given = o->longname;
-            }
-        free(def);
+        const dl_opt_t *given = dl_opts_first_given(b->opts, b->nopts, backend_opts(c, b));
         if (given) {
             if (say)
-                dl_err("--%s is an option of the %s backend; this sweep runs on %s", given,
-                       b->name, be->name);
+                dl_err("--%s is an option of the %s backend; this sweep runs on %s",
+                       given->longname, b->name, be->name);
             return DL_ERR_USAGE;
         }
     }
@@ -177,22 +192,11 @@ typedef struct {
     const dl_sweep_hook_t *hook; /* another command's plan (tune), or NULL */
 } sweep_plan_t;
 
-static int parse_rank0_only(void)
-{
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMI_RANK");
-    return !r || strcmp(r, "0") == 0;
-}
-
 /* --matrix: read and checked before MPI starts (the launcher says how many
  * ranks there are), then named to the workers through their environment. */
 static dl_status_t load_matrix(const char *path, uint32_t colls, size_t nsizes)
 {
-    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
-    if (!n)
-        n = getenv("PMI_SIZE");
-    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, n ? atoi(n) : 1);
+    dl_status_t st = (dl_status_t)dl_alltoallv_matrix_load(path, dl_launcher_size());
     if (st != DL_OK)
         return st;
     if ((colls & (1u << DL_COLL_ALLTOALLV)) && nsizes != 1) {
@@ -213,27 +217,11 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
     dl_plan_t *p = &sp->plan;
     memset(sp, 0, sizeof(*sp));
     sp->hook = hook;
-    dl_status_t st = dl_list_parse("collective", o->colls, dl_coll_names, DL_COLL_COUNT, &p->colls);
-    if (st == DL_OK)
-        st = dl_list_parse("dtype", o->dtypes, dl_dtype_names, DL_DT_COUNT, &p->dtypes);
-    if (st == DL_OK)
-        st = dl_list_parse("op", o->ops, dl_op_names, DL_OP_COUNT, &p->ops);
-    if (st != DL_OK)
-        return st;
-    if (strcmp(o->format, "table") != 0 && strcmp(o->format, "nccl-tests") != 0) {
-        dl_err("--format must be table or nccl-tests, not '%s'", o->format);
-        return DL_ERR_USAGE;
-    }
-    if (strcmp(o->placement, "out") == 0)
-        p->places = 1;
-    else if (strcmp(o->placement, "in") == 0)
-        p->places = 2;
-    else if (strcmp(o->placement, "both") == 0)
-        p->places = 3;
-    else {
-        dl_err("--placement must be out, in or both, not '%s'", o->placement);
-        return DL_ERR_USAGE;
-    }
+    dl_status_t st;
+    p->colls = o->colls; /* the option rows checked the names */
+    p->dtypes = o->dtypes;
+    p->ops = o->ops;
+    p->places = (uint32_t)o->placement + 1;
     if (o->stepbytes && dl_size_parse(o->stepbytes, &sp->stepbytes) != DL_OK) {
         dl_err("option --stepbytes: '%s' is not a valid SIZE", o->stepbytes);
         return DL_ERR_USAGE;
@@ -262,10 +250,7 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
     if (o->matrix && (st = load_matrix(o->matrix, p->colls, sp->sizes.n)) != DL_OK)
         return st;
     p->root = (int)o->root;
-    int agg = DL_AGG_MAX;
-    if (dl_agg_parse(o->aggregate, &agg) != DL_OK)
-        return DL_ERR_USAGE;
-    p->mo = (dl_measure_opts_t){.agg = agg, .warmup = (int)o->warmup, .iters = (int)o->iters,
+    p->mo = (dl_measure_opts_t){.agg = o->aggregate, .warmup = (int)o->warmup, .iters = (int)o->iters,
                                 .ci_target = o->ci_target, .budget_s = o->budget,
                                 .min_iters = (int)o->min_iters, .max_iters = (int)o->max_iters,
                                 .check = o->check, .arrivals = 1};
@@ -804,11 +789,11 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
             split_json(out.run, sl);
         if (!workers)
             out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
-        else if (in.setup.system[0])
-            cJSON_AddStringToObject(out.run, "system", in.setup.system);
+        else /* what the backend resolved (the sim: its system file) */
+            dl_backend_facts_add(&in.setup, out.run);
         dl_run_backend(out.run, be->name, chose, workers ? &in.setup : NULL);
-        dl_banner_header(stdout, out.run, !o->quiet && strcmp(o->format, "table") == 0);
-        if (strcmp(o->format, "nccl-tests") == 0)
+        dl_banner_header(stdout, out.run, !o->quiet && o->format == FORMAT_TABLE);
+        if (o->format == FORMAT_NCCLT)
             out.nt = dl_ncclt_new(stdout, out.run);
         dl_rank_tally_init(&out.late, nranks, NULL, hosts);
     }
@@ -896,7 +881,7 @@ int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
     const sweep_opts_t *o = cli.o;
     /* Options are checked before MPI starts; under mpirun every rank finds
      * the same mistake, and only rank 0 says so. */
-    dl_log_set_mute(!parse_rank0_only());
+    dl_log_set_mute(!dl_launcher_is_rank0());
     dl_status_t st = dl_opts_parse(cli.set.opts, cli.set.n, cli.set.target, argc - 1, argv + 1,
                                    NULL, 0, NULL, &help);
     sweep_plan_t sp;
@@ -906,9 +891,9 @@ int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook)
     dl_inject_t inj; /* bad DLCOMM_INJECT is bad input: refused before any file is written */
     if (st == DL_OK && !help)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), &inj);
-    if (st == DL_OK && !help && parse_rank0_only()) /* rank 0 plots and writes: its host decides */
+    if (st == DL_OK && !help && dl_launcher_is_rank0()) /* rank 0 plots and writes: its host decides */
         st = dl_an_sweep_check(o->plot, o->prometheus, o->html, o->out);
-    if (st == DL_OK && !help && parse_rank0_only() && o->html)
+    if (st == DL_OK && !help && dl_launcher_is_rank0() && o->html)
         st = dl_an_html_check("--html", o->html);
     dl_log_set_mute(0);
     if (help)

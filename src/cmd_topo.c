@@ -17,7 +17,7 @@ typedef struct {
 static const dl_opt_t topo_opts[] = {
     {"json", 0, DL_OPT_STR, NULL, "FILE", "also write the sections as JSON", offsetof(topo_opts_t, json), NULL},
 };
-DL_OPTS_EXPORT("topo", topo_opts)
+DL_OPTS_EXPORT("topo", topo_opts, topo_opts_t)
 
 static const char usage[] =
     "usage: [mpirun -np N] dlcomm topo [--json FILE]\n\n"

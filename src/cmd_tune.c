@@ -11,6 +11,7 @@
 #include "analysis/analysis.h"
 #include "commands.h"
 #include "measure/measure.h"
+#include "sys/launcher.h"
 #include "tune/tune.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -21,15 +22,24 @@ typedef struct {
     int plan_only;
 } tune_opts_t;
 
+static const char *const framework_names[] = {"ddp", "horovod"};
+static const dl_choices_t frameworks = {.noun = "framework", .names = framework_names, .n = 2};
+/* A gradient's dtype: the floating types a framework trains in. */
+static const char *const grad_dtype_names[] = {"float32", "float16", "bfloat16"};
+static const char *const grad_dtype_aliases[] = {"float", "float32", "half", "float16", NULL};
+static const dl_choices_t grad_dtypes = {.noun = "dtype", .names = grad_dtype_names, .n = 3,
+                                         .aliases = grad_dtype_aliases};
+
 #define O(f) offsetof(tune_opts_t, f)
 static const dl_opt_t tune_opts[] = {
     {"model", 'm', DL_OPT_STR, "resnet50", "NAME|FILE",
      "resnet50, bert-large, gpt2, llama2-7b, or a model file (scripts/model-gradients.py)",
      O(model), NULL},
-    {"framework", 0, DL_OPT_STR, "ddp", "NAME", "ddp (PyTorch DistributedDataParallel) or horovod",
-     O(framework), NULL},
+    {"framework", 0, DL_OPT_STR, "ddp", "NAME",
+     "whose bucketing: PyTorch DistributedDataParallel's or Horovod's", O(framework), NULL,
+     &frameworks},
     {"dtype", 'd', DL_OPT_STR, "float32", "TYPE",
-     "gradient dtype: float32, float16 or bfloat16 (a model file's own dtypes win)", O(dtype), NULL},
+     "gradient dtype (a model file's own dtypes win)", O(dtype), NULL, &grad_dtypes},
     {"backward-ms", 0, DL_OPT_DOUBLE, "100", "MS",
      "the backward pass's length; gradients become ready over it in proportion to their "
      "element counts", O(backward_ms), dl_opt_positive},
@@ -50,7 +60,7 @@ static const dl_opt_t tune_opts[] = {
      "measure nothing: print the model and each candidate's buckets (tensor indices) as JSON",
      O(plan_only), NULL},
 };
-DL_OPTS_EXPORT("tune", tune_opts)
+DL_OPTS_EXPORT("tune", tune_opts, tune_opts_t)
 #undef O
 
 static const char usage[] =
@@ -551,14 +561,6 @@ static dl_status_t split_args(int argc, char **argv, char **mine, int *nmine, ch
     return DL_OK;
 }
 
-static int rank0(void)
-{
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMI_RANK");
-    return !r || strcmp(r, "0") == 0;
-}
-
 static dl_status_t prepare(tune_t *t)
 {
     const tune_opts_t *o = &t->o;
@@ -666,7 +668,7 @@ static int tune_main(int argc, char **argv)
         free(theirs);
         return 3;
     }
-    dl_log_set_mute(!rank0()); /* every rank finds the same mistake; rank 0 says it */
+    dl_log_set_mute(!dl_launcher_is_rank0()); /* every rank finds the same mistake; rank 0 says it */
     dl_status_t st = split_args(argc, argv, mine, &nmine, theirs, &ntheirs, &help, &t.quiet);
     if (st == DL_OK) {
         int h = 0;
@@ -680,7 +682,7 @@ static int tune_main(int argc, char **argv)
         free(theirs);
         return 0;
     }
-    if (st == DL_OK && t.o.json && rank0())
+    if (st == DL_OK && t.o.json && dl_launcher_is_rank0())
         st = dl_out_file_check("--json", t.o.json) == DL_OK ? DL_OK : DL_ERR_USAGE;
     if (st == DL_OK)
         st = prepare(&t);

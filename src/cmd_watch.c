@@ -20,15 +20,18 @@
 #include <cjson/cJSON.h>
 
 #include "analysis/analysis.h"
+#include "backends/backends.h"
 #include "commands.h"
 #include "results/results.h"
 #include "sys/lastwords.h"
 #include "sys/launch.h"
+#include "sys/launcher.h"
 #include "version.h"
 
 
 typedef struct {
-    const char *results, *textfile, *sweep, *preflight, *stat;
+    const char *results, *textfile, *sweep, *preflight;
+    int p50; /* dl_an_stat_choices' index */
     double threshold;
     long keep;
 } watch_opts_t;
@@ -49,14 +52,14 @@ static const dl_opt_t watch_opts[] = {
      O(preflight), NULL},
     {"threshold", 't', DL_OPT_DOUBLE, "5", "PCT", "compare: a change smaller than PCT percent is unchanged",
      O(threshold), dl_opt_percent},
-    {"stat", 0, DL_OPT_STR, "mean", "NAME",
-     "compare: mean or p50 (the median call, robust to a preempted call on a busy host)",
-     O(stat), NULL},
+    {"stat", 0, DL_OPT_ENUM, "mean", "NAME",
+     "compare: the mean call or the median one (robust to a preempted call on a busy host)",
+     O(p50), NULL, &dl_an_stat_choices},
     {"keep", 0, DL_OPT_INT, "0", "N",
      "keep the newest N run folders, and the one compared against (0: keep all)", O(keep),
      dl_opt_nonneg_long},
 };
-DL_OPTS_EXPORT("watch", watch_opts)
+DL_OPTS_EXPORT("watch", watch_opts, watch_opts_t)
 #undef O
 
 static const char usage[] =
@@ -91,33 +94,35 @@ static int split_into(char **argv, int n, int max, char *s)
     return n;
 }
 
-/* An option watch sets itself, in the user's words for a step. */
-static int owns(const char *word, const char *const *mine)
+/* A step's words checked with that command's own option table, as the
+ * step will parse them (its backends' rows too): an unknown option or a
+ * bad value is refused before any step runs. The options watch sets
+ * itself are FIXED rows there. */
+static dl_status_t check_args(const char *cmd, const char *args, const char *const *mine,
+                              const char *why)
 {
-    for (; *mine; mine++) {
-        size_t l = strlen(*mine);
-        if (strncmp(word, *mine, l) == 0 && (word[l] == '\0' || word[l] == '='))
-            return 1;
-    }
-    return 0;
-}
-
-static dl_status_t check_args(const char *opt, const char *args, const char *const *mine)
-{
+    const dl_opt_table_t *t = dl_opt_table_find(cmd);
+    dl_optset_t set;
+    dl_status_t st = !t ? DL_ERR_INTERNAL
+                     : t->plugins ? dl_backend_optset(&set, t->opts, t->n, t->size)
+                                  : dl_optset_init(&set, t->opts, t->n, t->size, NULL, NULL, NULL, 0);
+    for (; st == DL_OK && *mine; mine++)
+        st = dl_optset_fix(&set, *mine, why);
     char buf[4096], *words[256];
     snprintf(buf, sizeof(buf), "%s", args);
-    int n = split_into(words, 0, 256, buf);
-    for (int i = 0; i < n; i++)
-        if (owns(words[i], mine)) {
-            dl_err("--%s: %s is set by watch itself (the run's folder and the textfile)", opt,
-                   words[i]);
-            return DL_ERR_USAGE;
-        }
-    return DL_OK;
+    int n = split_into(words, 0, 256, buf), help = 0;
+    char context[32];
+    snprintf(context, sizeof(context), "--%s", cmd); /* whose words the line is about */
+    dl_log_set_context(context);
+    if (st == DL_OK)
+        st = dl_opts_parse(set.opts, set.n, set.target, n, words, NULL, 0, NULL, &help);
+    dl_log_set_context(NULL);
+    dl_optset_free(&set);
+    return st;
 }
 
-static const char *const sweep_own[] = {"--out", "--prometheus", "--overwrite", NULL};
-static const char *const pf_own[] = {"--json", "--prometheus", NULL};
+static const char *const sweep_own[] = {"out", "prometheus", "overwrite", NULL};
+static const char *const pf_own[] = {"json", "prometheus", NULL};
 
 static dl_status_t setup(watch_t *w)
 {
@@ -133,17 +138,15 @@ static dl_status_t setup(watch_t *w)
             return DL_ERR_USAGE;
         }
     }
-    if (strcmp(w->o.stat, "mean") != 0 && strcmp(w->o.stat, "p50") != 0) {
-        dl_err("--stat must be mean or p50, not '%s'", w->o.stat);
+    if (check_args("sweep", w->o.sweep, sweep_own,
+                   "set by watch: the sweep's folder and textfile are the run's") != DL_OK ||
+        check_args("preflight", w->o.preflight, pf_own,
+                   "set by watch: the preflight's JSON and textfile are the run's") != DL_OK)
         return DL_ERR_USAGE;
-    }
-    if (check_args("sweep", w->o.sweep, sweep_own) != DL_OK ||
-        check_args("preflight", w->o.preflight, pf_own) != DL_OK)
-        return DL_ERR_USAGE;
-    const char *np = getenv("OMPI_COMM_WORLD_SIZE");
-    if (np && strcmp(np, "1") != 0) {
-        dl_err("watch runs once, not in each of %s ranks: give the launcher after -- "
-               "(dlcomm watch -- mpirun -np %s ...)", np, np);
+    int np = dl_launcher_size();
+    if (np > 1) {
+        dl_err("watch runs once, not in each of %d ranks: give the launcher after -- "
+               "(dlcomm watch -- mpirun -np %d ...)", np, np);
         return DL_ERR_USAGE;
     }
     ssize_t l = readlink("/proc/self/exe", w->exe, sizeof(w->exe) - 1);
@@ -429,7 +432,7 @@ static int compare_step(watch_t *w, dl_prom_t *p)
         return 3;
     }
     dl_cmp_opts_t co = {.threshold = w->o.threshold / 100.0, .metric = DL_M_BUSBW, .min_size = 1,
-                        .use_p50 = strcmp(w->o.stat, "p50") == 0};
+                        .use_p50 = w->o.p50};
     dl_cmp_t c;
     int code = 3;
     if (dl_an_compare(&b, &n, &co, &c) == DL_OK) {

@@ -18,6 +18,24 @@ int cmd_tune(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 
+#include <stddef.h>
+#include "util/util.h"
+/* A row of main.c's command table: the name, its entry, and the one line
+ * `dlcomm help` gives it (NULL: an internal command, in no list). */
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} dl_cmd_t;
+/* src/cmd_man.c. `dlcomm __man` writes dlcomm(1), the overview of cmds;
+ * `dlcomm __man COMMAND FILE` writes dlcomm-COMMAND(1): the usage, FILE's
+ * hand-written text and the option table. */
+int dl_man_main(int argc, char **argv, const dl_cmd_t *cmds, size_t n);
+/* Whether a visible command has an option table (help and version have
+ * none), and its --help written in a style (roff, completion's words). */
+int dl_cmd_takes_options(const dl_cmd_t *c);
+void dl_cmd_help(const dl_cmd_t *c, dl_help_style_t style);
+
 /* A plan another command measures through sweep's machinery (backend,
  * profiles, watchdog, checks, faults, run.json): tune's training steps. */
 #include <stdint.h>

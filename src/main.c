@@ -10,12 +10,6 @@
 #include "util/util.h"
 #include "version.h"
 
-typedef struct {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *help;
-} dl_cmd_t;
-
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 static int cmd_man(int argc, char **argv);
@@ -35,10 +29,10 @@ static const dl_cmd_t commands[] = {
     {"launch", cmd_launch, "run mpirun or srun and exit with dlcomm's code, not the launcher's"},
     {"__worker", cmd_worker, NULL},
     {"__options", cmd_options, NULL},   /* the option tables as JSON, for the tests */
-    {"__man", cmd_man, NULL},           /* the build writes dlcomm.1 with it */
+    {"__man", cmd_man, NULL},           /* the build writes the man pages with it */
     {"__complete", cmd_complete, NULL}, /* bash completion asks it */
     {"version", cmd_version, "print the version and what this build supports"},
-    {"help", cmd_help, "this text"},
+    {"help", cmd_help, "the commands and the exit codes"},
 };
 
 /* A command that takes no arguments refuses any: a typo is not ignored. */
@@ -71,101 +65,52 @@ static void help_text(FILE *f)
                 "            2 bad usage or input; 3 the run broke (communication error, timeout)\n");
 }
 
+static const dl_cmd_t *find_command(const char *name);
+static void unknown_command(const char *name);
+
+/* help, or help COMMAND: that command's --help, as git help does. */
 static int help_main(int argc, char **argv)
 {
-    if (no_args("help", argc, argv))
+    if (argc > 2) {
+        dl_err("help takes one command's name, not '%s' too", argv[2]);
         return 2;
+    }
+    if (argc == 2) {
+        const dl_cmd_t *c = find_command(argv[1]);
+        if (!c || !c->help) {
+            unknown_command(argv[1]);
+            return 2;
+        }
+        char help[] = "--help", *args[] = {argv[1], help, NULL};
+        return c->fn(2, args);
+    }
     help_text(stdout);
     return 0;
 }
 
 static int cmd_help(int argc, char **argv) { return dl_stdio_run(help_main, argc, argv, 0); }
 
-/* A command's own --help, in the style set (roff or words). */
-static void command_help(const dl_cmd_t *c, dl_help_style_t style)
-{
-    char name[32], help[] = "--help";
-    snprintf(name, sizeof(name), "%s", c->name);
-    char *argv[] = {name, help, NULL};
-    dl_opts_help_style(style);
-    fflush(stdout);
-    c->fn(2, argv);
-    fflush(stdout);
-    dl_opts_help_style(DL_HELP_TEXT);
-}
-
-static int visible_with_options(const dl_cmd_t *c)
-{
-    return c->help && c->fn != cmd_help && c->fn != cmd_version;
-}
-
-static void roff(const char *s)
-{
-    dl_roff_line(stdout, s, strlen(s));
-}
-
-/* dlcomm(1), from the tables that drive every --help: the build runs this,
- * so the page and the program cannot disagree. */
+/* dlcomm(1) and one page per command, from the tables that drive every
+ * --help: the build runs this, so the pages and the program cannot disagree. */
 static int cmd_man(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    printf(".TH DLCOMM 1 \"\" \"dlcomm %s\" \"User Commands\"\n", dl_version());
-    printf(".SH NAME\ndlcomm \\- collective\\-communication benchmark and cluster health tool\n");
-    printf(".SH SYNOPSIS\n\\fBmpirun \\-np\\fR \\fIN\\fR \\fBdlcomm\\fR \\fIcommand\\fR "
-           "[\\fIoptions\\fR]\n.SH DESCRIPTION\n");
-    printf("dlcomm measures the collectives distributed training depends on over MPI, NCCL or a\n"
-           "model of a system, checks every result, and checks hosts before a job.\n"
-           "Its commands:\n");
-    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (commands[i].help) {
-            printf(".TP\n\\fB");
-            roff(commands[i].name);
-            printf("\\fR\n");
-            roff(commands[i].help);
-            printf("\n");
-        }
-    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (visible_with_options(&commands[i])) {
-            printf(".SH \"DLCOMM ");
-            for (const char *c = commands[i].name; *c; c++)
-                putchar(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-            printf("\"\n");
-            command_help(&commands[i], DL_HELP_ROFF);
-        }
-    printf(".SH \"EXIT STATUS\"\n.TP\n0\nall good\n.TP\n1\na check failed (wrong data, "
-           "regression, pre\\-flight)\n.TP\n2\nbad usage or input\n.TP\n3\nthe run broke "
-           "(communication error, timeout)\n");
-    printf(".SH ENVIRONMENT\n.TP\n\\fBDLCOMM_PROFILES\\fR, \\fBDLCOMM_SYSTEMS\\fR\n"
-           "colon\\-separated folders searched first for profile and system names\n");
-    printf(".SH FILES\n.TP\n\\fIPREFIX/share/dlcomm/profiles\\fR, "
-           "\\fIPREFIX/share/dlcomm/systems\\fR\n"
-           "the shipped profiles and system descriptions, beside \\fIPREFIX/bin/dlcomm\\fR "
-           "(\\fBdlcomm profiles\\fR names the folders it searched)\n");
-    printf(".SH \"SEE ALSO\"\n\\fBmpirun\\fR(1)\n");
-    return 0;
+    return dl_man_main(argc, argv, commands, DL_ARRAY_SIZE(commands));
 }
 
 static void list_names(const char *envvar, const char *sub)
 {
-    char dirs[8][1024];
-    int nd = dl_data_dirs(envvar, sub, dirs, 8);
+    char names[256][64];
+    int n = dl_data_names(envvar, sub, names, 256);
     if (strcmp(sub, "profiles") == 0)
         printf("default\n"); /* built in */
-    for (int d = 0; d < nd; d++) {
-        DIR *dh = opendir(dirs[d]);
-        struct dirent *de;
-        while (dh && (de = readdir(dh))) {
-            size_t l = strlen(de->d_name);
-            if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0)
-                printf("%.*s\n", (int)(l - 5), de->d_name);
-        }
-        if (dh)
-            closedir(dh);
-    }
+    for (int i = 0; i < n; i++)
+        if (strcmp(sub, "profiles") || strcmp(names[i], "default"))
+            printf("%s\n", names[i]);
 }
 
-/* What bash completion offers: commands, a command's options, profile and
- * system names (asked at completion time, so the user's folders count). */
+/* What bash completion offers: commands, a command's options, the values
+ * of one of its options (its choices), profile and system names (asked at
+ * completion time, so the user's folders count). */
 static int cmd_complete(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -175,17 +120,43 @@ static int cmd_complete(int argc, char **argv)
                 printf("%s\n", commands[i].name);
     } else if (strcmp(what, "options") == 0 && argc > 2) {
         for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-            if (strcmp(commands[i].name, argv[2]) == 0 && visible_with_options(&commands[i]))
-                command_help(&commands[i], DL_HELP_WORDS);
+            if (strcmp(commands[i].name, argv[2]) == 0 && dl_cmd_takes_options(&commands[i]))
+                dl_cmd_help(&commands[i], DL_HELP_WORDS);
+    } else if (strcmp(what, "values") == 0 && argc > 3) {
+        const dl_cmd_t *c = find_command(argv[2]);
+        if (c && dl_cmd_takes_options(c)) {
+            dl_opts_help_values(argv[3]);
+            dl_cmd_help(c, DL_HELP_VALUES);
+        }
     } else if (strcmp(what, "profiles") == 0) {
         list_names("DLCOMM_PROFILES", "profiles");
     } else if (strcmp(what, "systems") == 0) {
         list_names("DLCOMM_SYSTEMS", "systems");
     } else {
-        dl_err("__complete commands | options COMMAND | profiles | systems");
+        dl_err("__complete commands | options COMMAND | values COMMAND OPTION | profiles | systems");
         return 2;
     }
     return 0;
+}
+
+static const dl_cmd_t *find_command(const char *name)
+{
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* The line for a command that is none, with the closest one a user may give. */
+static void unknown_command(const char *name)
+{
+    const char *names[DL_ARRAY_SIZE(commands)];
+    char line[256];
+    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
+        names[i] = commands[i].help ? commands[i].name : NULL; /* internal ones are not offered */
+    snprintf(line, sizeof(line), "unknown command '%.64s'", name);
+    dl_suggest_append(line, sizeof(line), name, names, DL_ARRAY_SIZE(commands));
+    dl_err("%s (see dlcomm --help)", line);
 }
 
 int main(int argc, char **argv)
@@ -199,15 +170,15 @@ int main(int argc, char **argv)
         return cmd_help(0, NULL);
     if (strcmp(name, "--version") == 0)
         return cmd_version(0, NULL);
-    for (size_t i = 0; i < DL_ARRAY_SIZE(commands); i++)
-        if (strcmp(commands[i].name, name) == 0) {
-            if (!commands[i].help) /* internal: a worker's code is its supervisor's business */
-                return commands[i].fn(argc - 1, argv + 1);
-            dl_launch_note_init(); /* a code for `dlcomm launch`, when it started this */
-            int code = commands[i].fn(argc - 1, argv + 1);
-            dl_launch_note(code);
-            return code;
-        }
-    dl_err("unknown command '%s' (see dlcomm --help)", name);
-    return 2;
+    const dl_cmd_t *c = find_command(name);
+    if (!c) {
+        unknown_command(name);
+        return 2;
+    }
+    if (!c->help) /* internal: a worker's code is its supervisor's business */
+        return c->fn(argc - 1, argv + 1);
+    dl_launch_note_init(); /* a code for `dlcomm launch`, when it started this */
+    int code = c->fn(argc - 1, argv + 1);
+    dl_launch_note(code);
+    return code;
 }

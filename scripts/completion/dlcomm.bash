@@ -1,5 +1,6 @@
-# bash completion for dlcomm: commands, options, and the values of -p,
-# --system and --backend. Everything is asked of dlcomm itself
+# bash completion for dlcomm: commands, options, the values of an option
+# that has a list of them (--backend, -c, -d, ...), -p and --system.
+# Everything is asked of dlcomm itself
 # (dlcomm __complete ...), so it follows the program's own option tables
 # and the user's $DLCOMM_PROFILES / $DLCOMM_SYSTEMS folders.
 _dlcomm()
@@ -30,13 +31,20 @@ _dlcomm()
         --system)
             mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete systems 2>/dev/null)" -- "$cur")
             return ;;
-        --backend)
-            mapfile -t COMPREPLY < <(compgen -W "auto mpi nccl sim" -- "$cur")
-            return ;;
         --out|--json|--prometheus|--baseline|--matrix)
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return ;;
     esac
+    if [[ $prev == -* ]]; then
+        # an option with a list of values: complete the last of a comma list
+        local values head=${cur%,*} last=${cur##*,}
+        values=$("$prog" __complete values "$cmd" "$prev" 2>/dev/null)
+        if [[ -n $values ]]; then
+            [[ $head == "$cur" ]] && head="" || head="$head,"
+            mapfile -t COMPREPLY < <(compgen -P "$head" -W "$values" -- "$last")
+            return
+        fi
+    fi
     if [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete options "$cmd" 2>/dev/null)" -- "$cur")
     else

@@ -178,6 +178,8 @@ double dl_curve_time_at(const dl_curve_t *c, uint64_t bytes);
 
 typedef enum { DL_V_UNCHANGED, DL_V_NOISE, DL_V_IMPROVEMENT, DL_V_REGRESSION } dl_verdict_t;
 typedef enum { DL_M_BUSBW, DL_M_TIME } dl_metric_t;
+/* --stat's values (compare, watch): mean (index 0) or p50 (1: use_p50). */
+extern const dl_choices_t dl_an_stat_choices;
 
 const char *dl_verdict_str(dl_verdict_t v);
 

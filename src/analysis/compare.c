@@ -32,6 +32,9 @@ static int cmp_ptr(const void *a, const void *b, void *with_profile)
                          *(const int *)with_profile);
 }
 
+static const char *const stat_names[] = {"mean", "p50"};
+const dl_choices_t dl_an_stat_choices = {.noun = "statistic", .names = stat_names, .n = 2};
+
 /* The base row with key's identity, or NULL (idx sorted by cmp_ptr). */
 static const dl_row_t *find(const dl_row_t **idx, size_t n, const dl_row_t *key, int with_profile)
 {

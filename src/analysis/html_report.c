@@ -3,6 +3,7 @@
  * rate), then the report's own tables, from the figures dl_an_report_make
  * computed for the text and JSON reports, and tune's answer when given. */
 #include "html.h"
+#include "../sys/system.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -10,46 +11,33 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static double path_bw(const cJSON *sys, const char *name)
+/* A path's bandwidth as drawn (NAN: the description has none). */
+static double path_bw(const dl_system_t *s, dl_path_id_t k)
 {
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sys, "paths"), name);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "bw_gbyte_s");
-    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : NAN;
+    return s->path[k].bw > 0 ? s->path[k].bw : NAN;
 }
 
 dl_status_t dl_an_line_rate(const char *file, int nodes, dl_line_t *out)
 {
     out->gbps = NAN;
     out->label[0] = '\0';
-    char *text = NULL;
-    if (dl_read_file(file, &text, NULL) != DL_OK) {
-        dl_err("system %s: cannot be read", file);
-        return DL_ERR_INPUT;
-    }
-    cJSON *sys = cJSON_Parse(text);
-    free(text);
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(sys, "name");
-    if (!cJSON_IsObject(sys) || !cJSON_IsString(name)) {
-        cJSON_Delete(sys);
-        dl_err("system %s: not a system description (no \"name\")", file);
-        return DL_ERR_INPUT;
-    }
-    int p2p = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(sys, "p2p"));
-    double nv = path_bw(sys, "nvlink"), pcie = path_bw(sys, "pcie"), shm = path_bw(sys, "shm");
-    const char *iname = p2p && isfinite(nv) ? "NVLink" : p2p && isfinite(pcie) ? "PCIe" : "SHM";
-    double intra = p2p && isfinite(nv) ? nv : p2p && isfinite(pcie) ? pcie : shm;
-    int n = snprintf(out->label, sizeof(out->label), "%s line rate: %s %.4g GB/s", name->valuestring,
-                     iname, intra);
+    dl_system_t s;
+    dl_status_t st = dl_system_read(file, &s);
+    if (st != DL_OK)
+        return st;
+    double nv = path_bw(&s, DL_PATH_NVLINK), pcie = path_bw(&s, DL_PATH_PCIE);
+    const char *iname = s.p2p && isfinite(nv) ? "NVLink" : s.p2p && isfinite(pcie) ? "PCIe" : "SHM";
+    double intra = s.p2p && isfinite(nv) ? nv : s.p2p && isfinite(pcie) ? pcie
+                                                                         : path_bw(&s, DL_PATH_SHM);
+    int n = snprintf(out->label, sizeof(out->label), "%s line rate: %s %.4g GB/s", s.name, iname,
+                     intra);
     out->gbps = intra;
     if (nodes > 1) {
-        const cJSON *nic = cJSON_GetObjectItemCaseSensitive(sys, "nics");
-        const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(nic, "count");
-        const cJSON *spd = cJSON_GetObjectItemCaseSensitive(nic, "speed_gbit_s");
-        double inter = path_bw(sys, "socket");
+        double inter = path_bw(&s, DL_PATH_SOCKET);
         char what[64] = "TCP";
-        if (cJSON_IsNumber(cnt) && cnt->valuedouble > 0 && cJSON_IsNumber(spd)) {
-            inter = cnt->valuedouble * spd->valuedouble / 8;
-            snprintf(what, sizeof(what), "%gx %g Gb/s NICs", cnt->valuedouble, spd->valuedouble);
+        if (s.nics > 0) {
+            inter = s.nics * s.nic_gbit / 8;
+            snprintf(what, sizeof(what), "%dx %g Gb/s NICs", s.nics, s.nic_gbit);
         }
         if (isfinite(inter) && n > 0 && (size_t)n < sizeof(out->label))
             snprintf(out->label + n, sizeof(out->label) - (size_t)n, ", between %d nodes %s %.4g GB/s",
@@ -57,7 +45,6 @@ dl_status_t dl_an_line_rate(const char *file, int nodes, dl_line_t *out)
         if (isfinite(inter) && inter < intra)
             out->gbps = inter;
     }
-    cJSON_Delete(sys);
     return isfinite(out->gbps) ? DL_OK : DL_ERR_INPUT;
 }
 

@@ -1,4 +1,4 @@
-/* Reader of dlcomm run.json (schema 1; see results/README.md). */
+/* Reader of dlcomm run.json (schema 1; see docs/results.md). */
 #include "analysis.h"
 
 #include <cjson/cJSON.h>

@@ -19,8 +19,6 @@
 #include "../util/util.h"
 #include "../../collectives/collectives.h"
 
-#define DL_BACKEND_ABI 2
-
 /* One collective call, fully described. */
 typedef struct {
     const dl_coll_t *coll;
@@ -74,7 +72,7 @@ typedef struct dl_xcomm {
      * its peers (still inside the collective) may never reach. */
     void (*local_failure)(dl_status_t st);
     /* The MPI_Comm * the steps run over, for a backend that is MPI itself
-     * (DL_CAP_INPROCESS); NULL in a worker. */
+     * (one that runs in the supervisors: not DL_CAP_WORKER); NULL in a worker. */
     void *mpi_comm;
     /* --split: the steps above are the group's; all is the same over every
      * group at once (the world), over which the measurement loop agrees its
@@ -109,9 +107,8 @@ typedef struct {
 enum {
     DL_CAP_WORKER = 1u << 0,    /* runs in worker processes, one per (profile, rank):
                                    -p profiles apply; else in the supervisors (mpi) */
-    DL_CAP_MODELLED = 1u << 1,  /* results come from a model, not a measurement */
-    DL_CAP_SYSTEM = 1u << 2,    /* needs a system description (--system) */
-    DL_CAP_GRAPHS = 1u << 3,    /* can time calls captured in a graph (-G) */
+    DL_CAP_MODELLED = 1u << 1,  /* results come from a model, not a measurement; it
+                                   answers expect (below) */
     DL_CAP_SPLIT = 1u << 4,     /* runs on a group of the world's ranks (a communicator
                                    of the group's own): sweep --split, preflight scopes */
     DL_CAP_DEVICE = 1u << 5,    /* buffers live on a device (one GPU per rank) */
@@ -125,16 +122,26 @@ typedef struct {
 } dl_backend_traits_t;
 
 /* Supervisor-side, before anything is written: resolves and checks the
- * backend's options (a system name to a path, say). */
+ * backend's options (a system name to a path, say). What it resolved that
+ * a record should keep (the sim: the description file) are facts, a JSON
+ * object's text the command adds to its record as they are. */
 typedef struct {
     int nodes;            /* modelled nodes (0: the job's real hosts) */
     int ranks;            /* modelled ranks (0: the job's ranks) */
-    char system[1024];    /* the description file used, "" if none */
+    char facts[1536];     /* a JSON object's text, "" for none */
 } dl_backend_setup_t;
+/* Adds each of the setup's facts to a cJSON object (cJSON *). */
+void dl_backend_facts_add(const dl_backend_setup_t *s, void *json_obj);
+
+/* A model's answer for one call, without workers or a run (expect). */
+typedef struct {
+    double time_s;  /* one call */
+    uint64_t bytes; /* the size the call moves (a row's "bytes", rounded as a sweep's) */
+    int ranks;      /* the modelled ranks: nodes x the model's ranks a node */
+} dl_expect_t;
 
 typedef struct dl_backend_ops {
     const char *name;
-    int abi;
     unsigned caps; /* DL_CAP_* */
     /* Options of this backend alone (fio's engine options): rows of its own
      * struct of opts_size bytes; parsed with the command's, echoed in
@@ -169,11 +176,35 @@ typedef struct dl_backend_ops {
     /* The largest element count one call takes (0: no limit); a sweep that
      * asks for more is refused before it starts, naming the limit. */
     uint64_t max_count;
+    /* DL_CAP_MODELLED: the model's figure for one float32 sum call of
+     * bytes on nodes nodes, asked in the supervisor after setup (preflight
+     * judges a measurement by it); no worker, no run. */
+    dl_status_t (*expect)(const void *opts, dl_coll_id_t coll, uint64_t bytes, int nodes,
+                          dl_expect_t *out);
 } dl_backend_ops_t;
 
 extern const dl_backend_ops_t *const dl_backends[];
 extern const size_t dl_backend_count;
 const dl_backend_ops_t *dl_backend_find(const char *name);
+/* --backend's values: auto and each backend built in (an option's choices). */
+extern const dl_choices_t dl_backend_choices;
+/* A command's line with every backend's rows after its own (sweep's), each
+ * backend's struct at its offset in the set's target. */
+dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size);
+/* Where backend be's struct starts in a set made by dl_backend_optset. */
+void *dl_backend_optset_opts(const dl_optset_t *s, const dl_backend_ops_t *be);
+
+/* The backend that models (DL_CAP_MODELLED, with expect): what a command
+ * judges a measurement against; NULL when this build has none. */
+const dl_backend_ops_t *dl_backend_model(void);
+/* A backend's options from a command's own: its defaults, then each of its
+ * rows that the command's table also has (the same name means the same
+ * option: preflight's --system is the sim's) takes the command's value
+ * (dl_opts_share). The struct is calloc'd (be->opts_size; the caller
+ * frees), then set up (be->setup, into setup). */
+dl_status_t dl_backend_opts_from(const dl_backend_ops_t *be, const dl_opt_t *cmd_opts,
+                                 size_t ncmd, const void *cmd_target, void **opts,
+                                 dl_backend_setup_t *setup);
 /* --backend NAME or auto (the first measuring backend whose probe passes);
  * NULL with one line (when say) naming why. */
 const dl_backend_ops_t *dl_backend_pick(const char *name, int say);
@@ -187,10 +218,6 @@ static inline int dl_backend_has(const dl_backend_ops_t *be, unsigned cap)
 }
 /* The traits of an initialised backend, defaults filled in. */
 void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t);
-
-/* sim: checks a system description (a topologies/systems file); one line
- * naming the file and the problem, DL_ERR_INPUT. */
-dl_status_t dl_sim_system_check(const char *path, int *nodes, int *gpus_per_node);
 
 /* ---- fault injection (tests; off unless DLCOMM_INJECT is set) ----
  * DLCOMM_INJECT="kind:rank[:profile[:factor]]", parsed once by the command,

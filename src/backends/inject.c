@@ -227,7 +227,7 @@ void dl_inject_wrap(dl_inject_wrap_t *w, const dl_inject_t *inj, const dl_backen
     memset(w, 0, sizeof(*w));
     w->inner = inner;
     w->ctx = ctx;
-    w->ops = (dl_backend_ops_t){.name = inner->name, .abi = DL_BACKEND_ABI, .caps = inner->caps,
+    w->ops = (dl_backend_ops_t){.name = inner->name, .caps = inner->caps,
                                 .probe = w_probe, .init = w_init, .prepare = w_prepare,
                                 .run = w_run, .check = w_check, .fini = w_fini,
                                 .supports = inner->supports, .traits = w_traits,

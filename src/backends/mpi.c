@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -181,75 +182,134 @@ static void divide(void *buf, dl_dtype_t dt, size_t n, int by)
         dl_value_store(dt, buf, i, dl_value_load(dt, buf, i) / by);
 }
 
+/* One call's arguments, made once per call from the case. */
+typedef struct {
+    void *sb, *rb; /* send (MPI_IN_PLACE in place) and receive buffers */
+    MPI_Datatype t;
+    MPI_Op op;
+    int n, in;
+    size_t es;
+} mpi_call_t;
+
+static int allreduce(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    int rc = MPI_Allreduce(k->sb, k->rb, k->n, k->t, k->op, m->comm);
+    if (rc == MPI_SUCCESS && c->op == DL_OP_AVG)
+        divide(k->rb, c->dtype, c->counts.recv_count, m->nranks);
+    return rc;
+}
+
+static int reduce(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    void *sb = k->in && m->rank != c->root ? m->recv : k->sb; /* MPI_IN_PLACE is the root's */
+    int rc = MPI_Reduce(sb, k->rb, k->n, k->t, k->op, c->root, m->comm);
+    if (rc == MPI_SUCCESS && c->op == DL_OP_AVG && m->rank == c->root)
+        divide(k->rb, c->dtype, c->counts.recv_count, m->nranks);
+    return rc;
+}
+
+/* MPI's in-place form reads the whole buffer and writes block 0; dlcomm's
+ * (NCCL's) wants block `rank`: move it there. */
+static int reducescatter(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    const dl_counts_t *cn = &c->counts;
+    int rc = MPI_Reduce_scatter_block(k->sb, k->rb, k->n, k->t, k->op, m->comm);
+    if (rc == MPI_SUCCESS && k->in && cn->inplace_recv_offset)
+        memmove((char *)m->recv + cn->inplace_recv_offset * k->es, m->recv, cn->recv_count * k->es);
+    if (rc == MPI_SUCCESS && c->op == DL_OP_AVG)
+        divide((char *)m->recv + (k->in ? cn->inplace_recv_offset * k->es : 0), c->dtype,
+               cn->recv_count, m->nranks);
+    return rc;
+}
+
+static int allgather(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    (void)c;
+    return MPI_Allgather(k->sb, k->n, k->t, k->rb, k->n, k->t, m->comm);
+}
+
+static int alltoall(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    (void)c;
+    return MPI_Alltoall(k->sb, k->n, k->t, k->rb, k->n, k->t, m->comm);
+}
+
+static int broadcast(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    if (k->in || m->rank != c->root)
+        return MPI_Bcast(k->rb, k->n, k->t, c->root, m->comm);
+    int rc = MPI_Bcast(m->send, k->n, k->t, c->root, m->comm);
+    memcpy(k->rb, m->send, c->counts.recv_count * k->es); /* out-of-place: the root's copy */
+    return rc;
+}
+
+/* MPI_IN_PLACE is the root's; the others send their block from its place. */
+static int gather(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    void *sb = k->sb;
+    if (k->in)
+        sb = m->rank == c->root ? MPI_IN_PLACE
+                                : (char *)m->recv + c->counts.inplace_send_offset * k->es;
+    return MPI_Gather(sb, k->n, k->t, k->rb, k->n, k->t, c->root, m->comm);
+}
+
+static int scatter(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    if (!k->in)
+        return MPI_Scatter(m->send, k->n, k->t, k->rb, k->n, k->t, c->root, m->comm);
+    if (m->rank == c->root)
+        return MPI_Scatter(m->recv, k->n, k->t, MPI_IN_PLACE, k->n, k->t, c->root, m->comm);
+    return MPI_Scatter(NULL, k->n, k->t, (char *)m->recv + c->counts.inplace_recv_offset * k->es,
+                       k->n, k->t, c->root, m->comm);
+}
+
+/* In place: send from a copy (part of the time). */
+static int alltoallv(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    int *v = m->vcounts, np = m->nranks;
+    if (k->in && c->counts.send_count) /* a rank that sends nothing may have no buffer */
+        memcpy(m->send, m->recv, c->counts.send_count * k->es);
+    return MPI_Alltoallv(m->send, v, v + np, k->t, k->rb, v + 2 * np, v + 3 * np, k->t, m->comm);
+}
+
+static int sendrecv(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k)
+{
+    (void)c;
+    int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
+    if (k->in)
+        return MPI_Sendrecv_replace(k->rb, k->n, k->t, to, 0, from, 0, m->comm, MPI_STATUS_IGNORE);
+    return MPI_Sendrecv(m->send, k->n, k->t, to, 0, k->rb, k->n, k->t, from, 0, m->comm,
+                        MPI_STATUS_IGNORE);
+}
+
+/* The MPI call of each collective: a new collective is a line here (or an
+ * explicit NULL, which mpi_supports reports). */
+typedef int (*mpi_call_fn)(mpi_ctx_t *m, const dl_case_t *c, const mpi_call_t *k);
+static const mpi_call_fn calls[] = {
+    [DL_COLL_ALLREDUCE] = allreduce, [DL_COLL_ALLGATHER] = allgather,
+    [DL_COLL_BROADCAST] = broadcast, [DL_COLL_REDUCESCATTER] = reducescatter,
+    [DL_COLL_ALLTOALL] = alltoall,   [DL_COLL_SENDRECV] = sendrecv,
+    [DL_COLL_REDUCE] = reduce,       [DL_COLL_GATHER] = gather,
+    [DL_COLL_SCATTER] = scatter,     [DL_COLL_ALLTOALLV] = alltoallv,
+};
+_Static_assert(DL_ARRAY_SIZE(calls) == DL_COLL_COUNT, "an entry (or NULL) for every collective");
+
 /* One call of the case's collective. */
 static int call_once(mpi_ctx_t *m, const dl_case_t *c)
 {
-    const dl_counts_t *k = &c->counts;
     int in = c->place == DL_PLACE_IN;
-    size_t es = dl_dtype_size(c->dtype);
-    void *sb = in ? MPI_IN_PLACE : m->send, *rb = m->recv;
-    MPI_Datatype t = mpi_type(m, c->dtype);
-    MPI_Op op = mpi_op(m, c->dtype, c->op);
-    int n = (int)k->param_count, rc;
-    switch (c->coll->id) {
-    case DL_COLL_ALLREDUCE:
-        rc = MPI_Allreduce(sb, rb, n, t, op, m->comm);
-        if (rc == MPI_SUCCESS && c->op == DL_OP_AVG)
-            divide(rb, c->dtype, k->recv_count, m->nranks);
-        return rc;
-    case DL_COLL_REDUCE:
-        if (in && m->rank != c->root)
-            sb = m->recv; /* MPI_IN_PLACE is for the root only */
-        rc = MPI_Reduce(sb, rb, n, t, op, c->root, m->comm);
-        if (rc == MPI_SUCCESS && c->op == DL_OP_AVG && m->rank == c->root)
-            divide(rb, c->dtype, k->recv_count, m->nranks);
-        return rc;
-    case DL_COLL_REDUCESCATTER:
-        /* MPI's in-place form reads the whole buffer and writes block 0;
-         * dlcomm's (NCCL's) wants block `rank`: move it there. */
-        rc = MPI_Reduce_scatter_block(sb, rb, n, t, op, m->comm);
-        if (rc == MPI_SUCCESS && in && k->inplace_recv_offset)
-            memmove((char *)m->recv + k->inplace_recv_offset * es, m->recv, k->recv_count * es);
-        if (rc == MPI_SUCCESS && c->op == DL_OP_AVG)
-            divide((char *)m->recv + (in ? k->inplace_recv_offset * es : 0), c->dtype,
-                   k->recv_count, m->nranks);
-        return rc;
-    case DL_COLL_ALLGATHER:
-        return MPI_Allgather(sb, n, t, rb, n, t, m->comm);
-    case DL_COLL_ALLTOALL:
-        return MPI_Alltoall(sb, n, t, rb, n, t, m->comm);
-    case DL_COLL_BROADCAST:
-        if (in || m->rank != c->root)
-            return MPI_Bcast(rb, n, t, c->root, m->comm);
-        rc = MPI_Bcast(m->send, n, t, c->root, m->comm);
-        memcpy(rb, m->send, k->recv_count * es); /* out-of-place: the root's copy */
-        return rc;
-    case DL_COLL_GATHER: /* MPI_IN_PLACE is the root's; others send their block */
-        if (in)
-            sb = m->rank == c->root ? MPI_IN_PLACE : (char *)m->recv + k->inplace_send_offset * es;
-        return MPI_Gather(sb, n, t, rb, n, t, c->root, m->comm);
-    case DL_COLL_SCATTER:
-        if (in)
-            return m->rank == c->root
-                       ? MPI_Scatter(m->recv, n, t, MPI_IN_PLACE, n, t, c->root, m->comm)
-                       : MPI_Scatter(NULL, n, t, (char *)m->recv + k->inplace_recv_offset * es, n,
-                                     t, c->root, m->comm);
-        return MPI_Scatter(m->send, n, t, rb, n, t, c->root, m->comm);
-    case DL_COLL_ALLTOALLV: { /* in place: send from a copy (part of the time) */
-        int *v = m->vcounts, np = m->nranks;
-        if (in && k->send_count) /* a rank that sends nothing may have no buffer */
-            memcpy(m->send, m->recv, k->send_count * es);
-        return MPI_Alltoallv(m->send, v, v + np, t, rb, v + 2 * np, v + 3 * np, t, m->comm);
-    }
-    case DL_COLL_SENDRECV: {
-        int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
-        if (in)
-            return MPI_Sendrecv_replace(rb, n, t, to, 0, from, 0, m->comm, MPI_STATUS_IGNORE);
-        return MPI_Sendrecv(m->send, n, t, to, 0, rb, n, t, from, 0, m->comm, MPI_STATUS_IGNORE);
-    }
-    default:
-        return MPI_ERR_OTHER;
-    }
+    mpi_call_t k = {.sb = in ? MPI_IN_PLACE : m->send, .rb = m->recv,
+                    .t = mpi_type(m, c->dtype), .op = mpi_op(m, c->dtype, c->op),
+                    .n = (int)c->counts.param_count, .in = in, .es = dl_dtype_size(c->dtype)};
+    return calls[c->coll->id] ? calls[c->coll->id](m, c, &k) : MPI_ERR_OTHER;
+}
+
+static int mpi_supports(const dl_case_t *c, char *why, size_t len)
+{
+    if (calls[c->coll->id])
+        return 1;
+    snprintf(why, len, "the mpi backend has no call for %s", c->coll->name);
+    return 0;
 }
 
 static dl_status_t report(mpi_ctx_t *m, const dl_case_t *c, int rc)
@@ -361,7 +421,7 @@ static void mpi_describe(void *ctx, void *json_obj)
 
 const dl_backend_ops_t dl_backend_mpi = {
     .name = "mpi",
-    .abi = DL_BACKEND_ABI,
+   
     .caps = DL_CAP_SPLIT, /* in the supervisors: MPI_Comm_split */
     /* MPI-3 counts are int; Open MPI 4.1 has no MPI-4 large-count calls,
      * and a chunked call would be several calls timed as one. */
@@ -372,5 +432,6 @@ const dl_backend_ops_t dl_backend_mpi = {
     .run = mpi_run,
     .check = mpi_check,
     .fini = mpi_fini,
+    .supports = mpi_supports,
     .describe = mpi_describe,
 };

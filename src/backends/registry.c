@@ -1,7 +1,9 @@
 /* The backends this build has, in the order `--backend auto` tries them. */
 #include "backends.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const dl_backend_ops_t dl_backend_mpi;
@@ -18,6 +20,21 @@ const dl_backend_ops_t *const dl_backends[] = {
     &dl_backend_sim,
 };
 const size_t dl_backend_count = DL_ARRAY_SIZE(dl_backends);
+
+/* --backend's words: auto, then the backends built in, in dl_backends' order. */
+static const char *const backend_names[] = {
+    "auto",
+#ifdef DL_HAVE_NCCL
+    "nccl",
+#endif
+    "mpi",
+    "sim",
+};
+_Static_assert(DL_ARRAY_SIZE(backend_names) == DL_ARRAY_SIZE(dl_backends) + 1,
+               "a backend name for each backend built in");
+const dl_choices_t dl_backend_choices = {
+    .noun = "backend", .names = backend_names, .n = (int)DL_ARRAY_SIZE(backend_names),
+    .note = "a backend not listed is not built into this dlcomm (see dlcomm version)"};
 
 const dl_backend_ops_t *dl_backend_find(const char *name)
 {
@@ -67,6 +84,56 @@ const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
 {
     char chose[512];
     return dl_backend_choose(name, say, chose, sizeof(chose));
+}
+
+dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size)
+{
+    const dl_opt_t *extra[DL_ARRAY_SIZE(dl_backends)];
+    size_t n[DL_ARRAY_SIZE(dl_backends)], size[DL_ARRAY_SIZE(dl_backends)];
+    for (size_t k = 0; k < dl_backend_count; k++) {
+        extra[k] = dl_backends[k]->opts;
+        n[k] = dl_backends[k]->nopts;
+        size[k] = dl_backends[k]->opts_size;
+    }
+    return dl_optset_init(s, base, nbase, base_size, extra, n, size, dl_backend_count);
+}
+
+void *dl_backend_optset_opts(const dl_optset_t *s, const dl_backend_ops_t *be)
+{
+    for (size_t k = 0; k < dl_backend_count; k++)
+        if (dl_backends[k] == be)
+            return (char *)s->target + s->offset[k];
+    return NULL;
+}
+
+const dl_backend_ops_t *dl_backend_model(void)
+{
+    for (size_t i = 0; i < dl_backend_count; i++)
+        if (dl_backend_has(dl_backends[i], DL_CAP_MODELLED) && dl_backends[i]->expect)
+            return dl_backends[i];
+    return NULL;
+}
+
+dl_status_t dl_backend_opts_from(const dl_backend_ops_t *be, const dl_opt_t *cmd_opts,
+                                 size_t ncmd, const void *cmd_target, void **opts,
+                                 dl_backend_setup_t *setup)
+{
+    memset(setup, 0, sizeof(*setup));
+    *opts = calloc(1, be->opts_size ? be->opts_size : 1);
+    if (!*opts)
+        return DL_ERR_NOMEM;
+    if (dl_opts_defaults(be->opts, be->nopts, *opts) != DL_OK)
+        return DL_ERR_INTERNAL;
+    dl_opts_share(cmd_opts, ncmd, cmd_target, be->opts, be->nopts, *opts);
+    return be->setup ? be->setup(*opts, setup) : DL_OK;
+}
+
+void dl_backend_facts_add(const dl_backend_setup_t *s, void *json_obj)
+{
+    cJSON *f = s->facts[0] ? cJSON_Parse(s->facts) : NULL, *v;
+    cJSON_ArrayForEach(v, f)
+        cJSON_AddItemToObject(json_obj, v->string, cJSON_Duplicate(v, 1));
+    cJSON_Delete(f);
 }
 
 void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t)

@@ -144,16 +144,6 @@ const char *dl_profile_skip_reason(const dl_profile_t *p, int nodes, char *buf, 
 /* Every profile in the search path (first of each name wins); caller frees. */
 dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n);
 
-/* Data folders: $ENVVAR (colon-separated) first; for a dlcomm in its build
- * tree, the source tree's topologies/SUB; <exe dir>/../share/dlcomm/SUB and
- * the install prefix's <datadir>/dlcomm/SUB (compiled in); then
- * <exe dir>/../topologies/SUB and <exe dir>/../../topologies/SUB. Existing
- * folders only, each once. Returns the count filled. */
-int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max);
-/* NAME (no slash, no .json) searched in those folders as NAME.json; a path as is. */
-dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, char *path,
-                         size_t len);
-
 /* ---- the supervisor side ---- */
 
 typedef struct {

@@ -226,6 +226,18 @@ void dl_profiles_free(dl_profile_t *p, int n)
     free(p);
 }
 
+/* " (did you mean 'x'?)" for a profile name that is none: the search
+ * path's names and the built-in default. */
+static void profile_suggest(const char *word, char *buf, size_t len)
+{
+    char names[128][64];
+    const char *ptrs[129] = {"default"};
+    int n = dl_data_names("DLCOMM_PROFILES", "profiles", names, 128);
+    for (int i = 0; i < n; i++)
+        ptrs[i + 1] = names[i];
+    dl_suggest_append(buf, len, word, ptrs, (size_t)n + 1);
+}
+
 dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
 {
     char *buf = strdup(list); /* any length: a list is never cut */
@@ -251,8 +263,11 @@ dl_status_t dl_profiles_load(const char *list, dl_profile_t **out, int *n)
         if (!found && strcmp(w, "default") == 0) {
             snprintf(path, sizeof(path), "%s", BUILTIN_PATH);
         } else if (!found) {
-            dl_err("profile '%s': no such file%s (see dlcomm profiles)", w,
-                   strchr(w, '/') ? "" : " in the profile search path");
+            char mean[128] = "";
+            if (!strchr(w, '/'))
+                profile_suggest(w, mean, sizeof(mean));
+            dl_err("profile '%s': no such file%s%s (see dlcomm profiles)", w,
+                   strchr(w, '/') ? "" : " in the profile search path", mean);
             st = DL_ERR_INPUT;
             break;
         }

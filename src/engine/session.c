@@ -289,6 +289,6 @@ static void px_fini(void *ctx)
 
 /* Its traits are the served backend's: the worker sends them with OPEN's reply. */
 const dl_backend_ops_t dl_session_ops = {
-    .name = "session", .abi = DL_BACKEND_ABI, .probe = px_probe, .init = px_init,
+    .name = "session", .probe = px_probe, .init = px_init,
     .prepare = px_prepare, .run = px_run, .check = px_check, .fini = px_fini,
 };

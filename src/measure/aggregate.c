@@ -6,23 +6,6 @@
 
 const char *const dl_agg_names[DL_AGG_COUNT] = {"max", "mean", "min", "rank0"};
 
-dl_status_t dl_agg_parse(const char *s, int *out)
-{
-    /* nccl-tests' -a numbers: 0 rank 0, 1 mean, 2 min, 3 max. */
-    static const int ncclt[] = {DL_AGG_RANK0, DL_AGG_MEAN, DL_AGG_MIN, DL_AGG_MAX};
-    if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0') {
-        *out = ncclt[s[0] - '0'];
-        return DL_OK;
-    }
-    for (int i = 0; i < DL_AGG_COUNT; i++)
-        if (strcmp(s, dl_agg_names[i]) == 0) {
-            *out = i;
-            return DL_OK;
-        }
-    dl_err("--aggregate must be max, mean, min, rank0 or nccl-tests' 0-3, not '%s'", s);
-    return DL_ERR_USAGE;
-}
-
 /* Mean: a sum of whole picoseconds (exact to 1 ps up to 1.8e7 s per
  * element), as the exchange object sums integers, not doubles. */
 #define PS 1e12

@@ -414,7 +414,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     int n = tm.n;
     out->stop = o->iters > 0 ? DL_STOP_FIXED : out->converged ? DL_STOP_CI
                 : n >= o->max_iters ? DL_STOP_MAX_ITERS : DL_STOP_BUDGET;
-    out->checked = o->check && !dl_backend_has(be, DL_CAP_MODELLED);
+
     if (st == DL_OK && n > 0)
         st = tm.t ? dl_stats_compute(tm.t, (size_t)n, &out->t)
                   : sampled_pass(be, ctx, x, o, c, tm.sum / n, n, &out->t);
@@ -448,6 +448,8 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     out->wrong = wrong;
     if (st == DL_OK)
         st = x->sum_u64(x->arg, &out->wrong, 1);
+    /* A model moves no data: nothing checked, unless a fault was planted. */
+    out->checked = o->check && (!dl_backend_has(be, DL_CAP_MODELLED) || out->wrong > 0);
     if (st == DL_OK) {
         out->avg_s = total / n;
         out->algbw_gbps = dl_algbw(c->counts.bytes, out->t.mean);

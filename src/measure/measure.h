@@ -42,8 +42,9 @@ typedef struct {
  * mean, the fastest's, rank 0's (nccl-tests' -a 3, 1, 2, 0). */
 typedef enum { DL_AGG_MAX, DL_AGG_MEAN, DL_AGG_MIN, DL_AGG_RANK0, DL_AGG_COUNT } dl_agg_t;
 extern const char *const dl_agg_names[DL_AGG_COUNT];
-/* A name or nccl-tests' digit; bad text: one line, DL_ERR_USAGE. */
-dl_status_t dl_agg_parse(const char *s, int *out);
+/* The command line's words for a case (names.c): option choices. The
+ * dtypes take nccl-tests' names too (float, half, ...), -a its digits. */
+extern const dl_choices_t dl_coll_choices, dl_dtype_choices, dl_op_choices, dl_agg_choices;
 /* In place over ranks, n values (scratch: n uint64 for the mean). */
 dl_status_t dl_agg_over_ranks(const dl_xcomm_t *x, int agg, double *v, size_t n, uint64_t *scratch);
 

@@ -28,6 +28,7 @@ double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *c
     double best = -1;
     int modelled = 0;
     const char *other = NULL;
+    char modelled_by[32] = "";
     why[0] = '\0';
     for (size_t i = 0; i < run->nrows; i++) {
         const dl_row_t *row = &run->rows[i];
@@ -37,8 +38,9 @@ double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *c
             continue;
         const dl_prof_t *pr = prof_of(run, row);
         const char *be = pr ? pr->backend : "";
-        if (row->modelled || (pr && pr->modelled) || strcmp(be, "sim") == 0) {
+        if (row->modelled || (pr && pr->modelled)) {
             modelled = 1;
+            snprintf(modelled_by, sizeof(modelled_by), "%s", be);
             continue;
         }
         if (strcmp(be, backend) != 0) {
@@ -50,50 +52,20 @@ double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *c
         best = row->busbw > best ? row->busbw : best;
     }
     if (best < 0 && modelled)
-        snprintf(why, whylen, "not comparable: the baseline row is modelled (sim backend), "
-                              "not measured");
+        snprintf(why, whylen, "not comparable: the baseline row is modelled (%s backend), "
+                              "not measured", modelled_by[0] ? modelled_by : "a modelling");
     else if (best < 0 && other)
         snprintf(why, whylen, "not comparable: the baseline row is from %s, this preflight "
                               "measures %s", other, backend);
     return best;
 }
 
-/* The sim backend's model of a system description, asked in-process for
- * one case at the job's node count (ranks = nodes x the file's GPUs per
- * node). NCCL_DEBUG_FILE is hidden meanwhile: the model would emulate a
- * debug log into it, and that file belongs to the user's real runs. */
-double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_t bytes)
+/* The modelling backend's figure for the case preflight measured: one
+ * call's time at the model's ranks (nodes x its ranks a node), as busbw. */
+double pf_model_busbw(const struct dl_pf_model *m, int nhosts, dl_coll_id_t coll, uint64_t bytes)
 {
-    const dl_backend_ops_t *sim = dl_backend_find("sim");
-    int nodes = 0, gpn = 0;
-    if (!sim || dl_sim_system_check(system, &nodes, &gpn) != DL_OK || gpn < 1)
+    dl_expect_t e;
+    if (!m->be || m->be->expect(m->opts, coll, bytes, nhosts, &e) != DL_OK || !(e.time_s > 0))
         return -1;
-    int m = nhosts * gpn;
-    /* The model's options through its own table, as a command line would give them. */
-    char nodes_s[16];
-    snprintf(nodes_s, sizeof(nodes_s), "%d", nhosts);
-    char *args[] = {"--system", (char *)system, "--sim-nodes", nodes_s};
-    void *opts = calloc(1, sim->opts_size);
-    int help = 0;
-    if (!opts || dl_opts_parse(sim->opts, sim->nopts, opts, 4, args, NULL, 0, NULL, &help) != DL_OK) {
-        free(opts);
-        return -1;
-    }
-    dl_backend_cfg_t cfg = {.rank = 0, .nranks = m, .opts = opts, .profile_name = "preflight"};
-    char *dbg = getenv("NCCL_DEBUG_FILE") ? strdup(getenv("NCCL_DEBUG_FILE")) : NULL;
-    unsetenv("NCCL_DEBUG_FILE");
-    void *ctx = NULL;
-    dl_status_t st = sim->init(&cfg, &ctx);
-    if (dbg)
-        setenv("NCCL_DEBUG_FILE", dbg, 1);
-    free(dbg);
-    free(opts); /* read at init only */
-    if (st != DL_OK)
-        return -1;
-    dl_case_t cs;
-    dl_case_init(&cs, dl_colls[coll], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, bytes, m, 0);
-    double total = 0;
-    st = sim->run(ctx, &cs, 16, NULL, &total);
-    sim->fini(ctx);
-    return st == DL_OK && total > 0 ? dl_busbw(cs.coll, m, cs.counts.bytes, total / 16) : -1;
+    return dl_busbw(dl_colls[coll], e.ranks, e.bytes, e.time_s);
 }

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "../sys/sys.h"
+#include "../sys/system.h"
 #include "internal.h"
 
 const char *const dl_gc_check_names[DL_GC_NKINDS] = {"gpu-copy", "h2d", "d2h"};
@@ -24,42 +25,10 @@ double dl_gc_pcie_gbps(int gen, int width)
     return gts[gen] * width * enc / 8;
 }
 
-static dl_status_t sys_figure(const char *path, const cJSON *gpu, const char *key, double *out)
+void dl_gc_system_from(const dl_system_t *sys, dl_gc_system_t *s)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(gpu, key);
-    *out = -1;
-    if (!v)
-        return DL_OK;
-    if (!cJSON_IsNumber(v) || v->valuedouble <= 0) {
-        dl_err("system %s: gpu.%s must be a positive number (GB/s)", path, key);
-        return DL_ERR_INPUT;
-    }
-    *out = v->valuedouble;
-    return DL_OK;
-}
-
-dl_status_t dl_gc_system_read(const char *path, dl_gc_system_t *s)
-{
-    s->memory_gbyte_s = s->host_link_gbyte_s = -1;
-    if (!path)
-        return DL_OK;
-    char *text = NULL;
-    if (dl_read_file(path, &text, NULL) != DL_OK) {
-        dl_err("system %s: cannot be read", path);
-        return DL_ERR_INPUT;
-    }
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!j) {
-        dl_err("system %s: is not valid JSON", path);
-        return DL_ERR_INPUT;
-    }
-    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(j, "gpu");
-    dl_status_t st = sys_figure(path, gpu, "memory_gbyte_s", &s->memory_gbyte_s);
-    if (st == DL_OK)
-        st = sys_figure(path, gpu, "host_link_gbyte_s", &s->host_link_gbyte_s);
-    cJSON_Delete(j);
-    return st;
+    s->memory_gbyte_s = sys ? sys->gpu_memory_gbyte_s : -1;
+    s->host_link_gbyte_s = sys ? sys->gpu_host_link_gbyte_s : -1;
 }
 
 void dl_gc_expect(dl_gc_kind_t k, const dl_gc_system_t *s, int gen_max, int width_max,
@@ -268,9 +237,7 @@ dl_status_t pf_gpu_copy_checks(pf_ctx_t *c, const dl_gpus_t *g)
     cJSON_Delete(mine);
     if (c->rank == 0) {
         dl_gc_system_t sys;
-        /* preflight's setup refused an unreadable file: this read succeeds. */
-        if (dl_gc_system_read(c->o->system_path, &sys) != DL_OK)
-            sys.memory_gbyte_s = sys.host_link_gbyte_s = -1;
+        dl_gc_system_from(c->o->system, &sys);
         char *skipped = calloc((size_t)c->lay.nhosts, 1);
         const cJSON *e;
         cJSON_ArrayForEach(e, all)

@@ -77,10 +77,9 @@ typedef struct dl_gc_system {
     double memory_gbyte_s;    /* device memory (HBM) bandwidth */
     double host_link_gbyte_s; /* line rate per direction of the GPU's host link */
 } dl_gc_system_t;
-/* Reads them from a system description (NULL: none); DL_ERR_INPUT with one
- * line on stderr when the file cannot be read or a figure is not a positive
- * number. */
-dl_status_t dl_gc_system_read(const char *path, dl_gc_system_t *s);
+/* Those of a system description (sys/system.h read it; NULL: none). */
+struct dl_system;
+void dl_gc_system_from(const struct dl_system *sys, dl_gc_system_t *s);
 
 typedef struct {
     double gbps;       /* what the figure should reach; -1: no expectation */

@@ -157,8 +157,8 @@ void pf_rank_gpu(const pf_ctx_t *c, int rank, char *buf, size_t len);
  * but were not comparable (modelled, another backend); "" otherwise. */
 double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *coll,
                          uint64_t bytes, int ranks, char *why, size_t whylen);
-/* The modelled busbw of a system description (topologies/systems/) at this
- * many nodes; < 0 if it cannot be modelled. */
-double pf_model_busbw(const char *system, int nhosts, dl_coll_id_t coll, uint64_t bytes);
+/* The modelling backend's busbw (its expect) for a collective at a size on
+ * this many nodes; < 0 if it cannot say. */
+double pf_model_busbw(const struct dl_pf_model *m, int nhosts, dl_coll_id_t coll, uint64_t bytes);
 
 #endif

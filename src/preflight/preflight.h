@@ -23,6 +23,7 @@
 #include "../backends/backends.h"
 #include "../analysis/analysis.h"
 #include "../measure/measure.h"
+#include "../sys/system.h"
 
 typedef enum { DL_PF_PASS, DL_PF_WARN, DL_PF_FAIL, DL_PF_SKIP } dl_pf_status_t;
 const char *dl_pf_status_str(dl_pf_status_t s); /* "PASS", ... */
@@ -46,7 +47,14 @@ typedef struct {
     double timeout_s;          /* one step making no progress this long: broke */
     const dl_run_t *baseline;  /* a run read by dl_an_load (rank 0), or NULL */
     const char *baseline_path;
-    const char *system_path;   /* a system description to model, or NULL */
+    const dl_system_t *system; /* --system's description (its "gpu" figures), or NULL */
+    /* What world bandwidth is judged against without a baseline row: the
+     * modelling backend (DL_CAP_MODELLED) with its options from
+     * preflight's (--system), or be NULL. */
+    struct dl_pf_model {
+        const dl_backend_ops_t *be;
+        const void *opts;
+    } model;
     int gpu_checks;            /* NVML health, 0 = skip */
     double max_temp_c;         /* gpu: warn above */
     const char *json_path;     /* where rank 0 writes the document (NULL: nowhere) */

@@ -140,8 +140,8 @@ static void judge_bw(pf_ctx_t *c, const dl_result_t *r, const pf_size_t *fit)
                                                      r->c.counts.bytes, r->nranks, why,
                                                      sizeof(why)) : -1;
     const char *against = "baseline";
-    if (base < 0 && c->o->system_path) {
-        base = pf_model_busbw(c->o->system_path, c->lay.nhosts, r->c.coll->id, r->c.counts.bytes);
+    if (base < 0 && c->o->model.be) {
+        base = pf_model_busbw(&c->o->model, c->lay.nhosts, r->c.coll->id, r->c.counts.bytes);
         against = "modelled";
     }
     if (base < 0) {
@@ -150,7 +150,7 @@ static void judge_bw(pf_ctx_t *c, const dl_result_t *r, const pf_size_t *fit)
         pf_check(c, DL_PF_SKIP, "bandwidth", "world", subject, f,
                  "%s busbw %.3f GB/s%s%s: %s", sz, r->busbw_gbps, note[0] ? "; " : "", note,
                  why[0] ? why
-                 : c->o->baseline || c->o->system_path
+                 : c->o->baseline || c->o->model.be
                      ? "no baseline row at this collective/size/ranks, and no model"
                      : "no --baseline or --system; only the relative checks of the scopes judge");
         return;

@@ -1,6 +1,6 @@
 /*
  * results: the one module that turns measurements into what users keep:
- * run.json (schema in results/README.md), run.csv, the stdout table and the
+ * run.json (schema in docs/results.md), run.csv, the stdout table and the
  * progress line. Files are written atomically, and the run document is
  * rewritten after each profile, so a killed run keeps what finished.
  */

@@ -33,10 +33,16 @@ void dl_run_backend(cJSON *run, const char *name, const char *why, const dl_back
     cJSON_AddStringToObject(b, "why", why);
     if (!setup || setup->ranks <= 0 || setup->nodes <= 0)
         return;
-    /* A model's ranks are the run's ranks; the processes carry them. */
-    const char *base = strrchr(setup->system, '/');
-    char sys[sizeof(setup->system)];
-    snprintf(sys, sizeof(sys), "%s", base ? base + 1 : setup->system);
+    /* A model's ranks are the run's ranks; the processes carry them. Its
+     * system is named as its file is (the setup's facts say which). */
+    cJSON *facts = setup->facts[0] ? cJSON_Parse(setup->facts) : NULL;
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(facts, "system");
+    char sys[256] = "";
+    if (cJSON_IsString(file)) {
+        const char *base = strrchr(file->valuestring, '/');
+        snprintf(sys, sizeof(sys), "%s", base ? base + 1 : file->valuestring);
+    }
+    cJSON_Delete(facts);
     char *dot = strstr(sys, ".json");
     if (dot && !dot[5])
         *dot = '\0';

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lastwords.h"
+#include "launcher.h"
 
 extern char **environ;
 
@@ -33,24 +34,10 @@ extern char **environ;
 
 static char g_note_path[PATH_MAX];
 
-/* Rank 0 alone speaks for the job (it writes the record; the others
- * follow it), or the one process of a command run without ranks. */
-static int is_rank0(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcmp(v, "0") == 0;
-    }
-    return 1;
-}
-
 void dl_launch_note_init(void)
 {
     const char *p = getenv(STATUS_ENV);
-    if (p && *p && strlen(p) < sizeof(g_note_path) && is_rank0())
+    if (p && *p && strlen(p) < sizeof(g_note_path) && dl_launcher_is_rank0())
         memcpy(g_note_path, p, strlen(p) + 1);
 }
 
@@ -275,22 +262,89 @@ static void supervise(pid_t pid, int sfd, int out_fd, int interactive, const cha
     }
 }
 
+/* The file the ranks note their code in, in a folder of its own. */
+typedef struct {
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    int have_dir, have_file;
+} status_file_t;
+
+static void status_make(status_file_t *s)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->dir, sizeof(s->dir), "%s/dlcomm-launch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    s->have_dir = mkdtemp(s->dir) != NULL;
+    snprintf(s->path, sizeof(s->path), "%s/status", s->dir);
+    int fd = s->have_dir ? open(s->path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
+    s->have_file = fd >= 0;
+    if (fd >= 0)
+        close(fd);
+}
+
+static void status_remove(const status_file_t *s)
+{
+    if (s->have_file) {
+        char cause[PATH_MAX + 16];
+        unlink(s->path);
+        cause_path(s->path, cause, sizeof(cause));
+        unlink(cause);
+    }
+    if (s->have_dir)
+        rmdir(s->dir);
+}
+
+/* Whether the child's exec worked (its errno comes through ep otherwise). */
+static int exec_worked(int ep, pid_t pid, dl_launch_t *r)
+{
+    int e = 0;
+    ssize_t n;
+    while ((n = read(ep, &e, sizeof(e))) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof(e))
+        return 1;
+    r->err = e; /* nothing ran */
+    while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+/* Forks the child, learns whether its exec worked, and supervises it. */
+static void run_child(char *const argv[], char **env, int interactive, int sfd, const char *status,
+                      dl_launch_out_fn out, void *arg, dl_launch_t *r)
+{
+    int ep[2] = {-1, -1}, op[2] = {-1, -1};
+    pid_t parent = getpid(), pid = -1;
+    if (pipe2(ep, O_CLOEXEC) == 0 && (!out || pipe2(op, O_CLOEXEC) == 0))
+        pid = fork();
+    else
+        r->err = errno;
+    if (pid == 0)
+        child(argv, env, interactive, parent, op[1], ep[1]);
+    if (pid < 0 && !r->err)
+        r->err = errno;
+    if (ep[1] >= 0)
+        close(ep[1]);
+    if (op[1] >= 0)
+        close(op[1]);
+    if (pid > 0 && !interactive)
+        setpgid(pid, pid); /* as the child does: whichever runs first */
+    r->started = pid > 0 && exec_worked(ep[0], pid, r);
+    if (r->started)
+        supervise(pid, sfd, op[0], interactive, status, out, arg, r); /* closes op[0] */
+    else if (op[0] >= 0)
+        close(op[0]);
+    if (ep[0] >= 0)
+        close(ep[0]);
+}
+
 void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launch_t *r)
 {
     memset(r, 0, sizeof(*r));
     r->noted = -1;
     r->code = 3;
-    const char *tmp = getenv("TMPDIR");
-    char dir[PATH_MAX], path[PATH_MAX + 16], *kv = NULL;
-    snprintf(dir, sizeof(dir), "%s/dlcomm-launch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int have_dir = mkdtemp(dir) != NULL;
-    snprintf(path, sizeof(path), "%s/status", dir);
-    int fd = have_dir ? open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
-    if (fd >= 0)
-        close(fd);
-    /* Without a status file the launcher's own code is all there is. */
-    char **env = fd >= 0 ? env_with_status(path, &kv) : NULL;
-
+    status_file_t sf;
+    status_make(&sf);
+    char *kv = NULL; /* without a status file the launcher's own code is all there is */
+    char **env = sf.have_file ? env_with_status(sf.path, &kv) : NULL;
     int interactive = isatty(0) && tcgetpgrp(0) == getpgrp();
     sigset_t set, old;
     sigemptyset(&set);
@@ -300,59 +354,22 @@ void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launc
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &old);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
-    int ep[2] = {-1, -1}, op[2] = {-1, -1};
-    pid_t parent = getpid(), pid = -1;
-    if (sfd >= 0 && pipe2(ep, O_CLOEXEC) == 0 && (!out || pipe2(op, O_CLOEXEC) == 0))
-        pid = fork();
-    else
-        r->err = errno;
-    if (pid == 0)
-        child(argv, env ? env : environ, interactive, parent, op[1], ep[1]);
-    if (pid < 0 && !r->err)
-        r->err = errno;
-    if (ep[1] >= 0)
-        close(ep[1]);
-    if (op[1] >= 0)
-        close(op[1]);
-    if (pid > 0) {
-        if (!interactive)
-            setpgid(pid, pid); /* as the child does: whichever runs first */
-        int e = 0;
-        ssize_t n;
-        while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
-            ;
-        if (n == (ssize_t)sizeof(e)) { /* exec failed: nothing ran */
-            r->err = e;
-            while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
-                ;
-            if (op[0] >= 0)
-                close(op[0]);
-        } else {
-            r->started = 1;
-            supervise(pid, sfd, op[0], interactive, fd >= 0 ? path : NULL, out, arg, r);
-        }
-    } else if (op[0] >= 0) {
-        close(op[0]);
-    }
-    if (ep[0] >= 0)
-        close(ep[0]);
-    if (sfd >= 0)
+    if (sfd >= 0) {
+        run_child(argv, env ? env : environ, interactive, sfd, sf.have_file ? sf.path : NULL, out,
+                  arg, r);
         close(sfd);
+    } else {
+        r->err = errno;
+    }
     /* A SIGCHLD or a signal still pending when the mask returns would act
      * now: the signals were passed on, the child reaped. */
     struct timespec zero = {0, 0};
     while (sigtimedwait(&set, NULL, &zero) > 0)
         ;
     sigprocmask(SIG_SETMASK, &old, NULL);
-    if (fd >= 0) {
-        r->noted = read_notes(path);
-        unlink(path);
-        char cause[PATH_MAX + 16];
-        cause_path(path, cause, sizeof(cause));
-        unlink(cause);
-    }
-    if (have_dir)
-        rmdir(dir);
+    if (sf.have_file)
+        r->noted = read_notes(sf.path);
+    status_remove(&sf);
     free(env);
     free(kv);
     if (r->started)

@@ -370,15 +370,18 @@ dl_status_t dl_model_load(const char *name_or_path, dl_dtype_t dtype, dl_model_t
 {
     if (!strchr(name_or_path, '/') && !strstr(name_or_path, ".json")) {
         dl_status_t st = dl_model_builtin(name_or_path, dtype, m);
+        static const char *const builtin[] = {"resnet50", "bert-large", "gpt2", "llama2-7b"};
+        char mean[96] = "";
+        dl_suggest_append(mean, sizeof(mean), name_or_path, builtin, DL_ARRAY_SIZE(builtin));
         if (st == DL_ERR_USAGE)
             dl_err("--model %s: not a built-in model (resnet50, bert-large, gpt2, llama2-7b) "
-                   "nor a model file (a path ending in .json)", name_or_path);
+                   "nor a model file (a path ending in .json)%s", name_or_path, mean);
         return st;
     }
     char *text = NULL;
     size_t len = 0;
     if (dl_read_file(name_or_path, &text, &len) != DL_OK) {
-        dl_err("--model %s: cannot read that file", name_or_path);
+        dl_err("--model %s: cannot be read: %s", name_or_path, dl_read_error());
         return DL_ERR_INPUT;
     }
     dl_status_t st = dl_model_parse(text, name_or_path, dtype, m);

@@ -1,4 +1,7 @@
-/* The declarative option table: parsing, --help, and the JSON echo. */
+/* The declarative option table: parsing, the JSON echo and its inverse,
+ * the composed command lines (dl_optset_t) and the tables' registry. The
+ * views of a table for people (--help, the man page, completion) are in
+ * opt_help.c. */
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -31,8 +34,25 @@ static dl_status_t set_value(const dl_opt_t *o, void *t, const char *val)
         *FIELD(t, o, int) = val ? (strcmp(val, "0") != 0 && strcmp(val, "no") != 0) : 1;
         return DL_OK;
     case DL_OPT_STR:
-        *FIELD(t, o, const char *) = val;
+        if (!o->choices) {
+            *FIELD(t, o, const char *) = val;
+            return DL_OK;
+        }
+        __attribute__((fallthrough)); /* one of the names: the field points at it */
+    case DL_OPT_ENUM: {
+        int i = dl_choices_find(o->choices, val);
+        if (i < 0) {
+            dl_choices_unknown(o->choices, o->longname, val, 0);
+            return DL_ERR_USAGE;
+        }
+        if (o->kind == DL_OPT_ENUM)
+            *FIELD(t, o, int) = i;
+        else
+            *FIELD(t, o, const char *) = o->choices->names[i];
         return DL_OK;
+    }
+    case DL_OPT_LIST:
+        return dl_choices_mask(o->choices, o->longname, val, FIELD(t, o, uint32_t));
     case DL_OPT_INT: {
         long v = strtol(val, &end, 10), lo, hi;
         if (end == val || *end)
@@ -82,15 +102,102 @@ static const dl_opt_t *find_short(const dl_opt_t *opts, size_t n, char c)
     return NULL;
 }
 
+const dl_opt_t *dl_opt_find(const dl_opt_t *opts, size_t nopts, const char *name)
+{
+    if (name[0] == '-' && name[1] && name[1] != '-' && !name[2])
+        return find_short(opts, nopts, name[1]);
+    name += name[0] == '-' && name[1] == '-' ? 2 : 0;
+    return find_long(opts, nopts, name, strlen(name));
+}
+
+/* An unknown option's line, with the closest long name a user may give. */
+static void unknown_option(const dl_opt_t *opts, size_t n, const char *a)
+{
+    char line[512], word[128];
+    const char *names[256];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < DL_ARRAY_SIZE(names); i++)
+        if (!(opts[i].flags & DL_OPT_FIXED))
+            names[k++] = opts[i].longname;
+    snprintf(line, sizeof(line), "unknown option '%s'", a);
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(a + (a[1] == '-' ? 2 : 1), "="),
+             a + (a[1] == '-' ? 2 : 1));
+    const char *s = a[1] == '-' ? dl_suggest(word, names, k) : NULL;
+    if (s)
+        snprintf(line + strlen(line), sizeof(line) - strlen(line), " (did you mean '--%s'?)", s);
+    dl_err("%s (see --help)", line);
+}
+
+dl_status_t dl_opts_defaults(const dl_opt_t *opts, size_t nopts, void *target)
+{
+    for (size_t i = 0; i < nopts; i++)
+        if (opts[i].def && set_value(&opts[i], target, opts[i].def) != DL_OK)
+            return DL_ERR_INTERNAL;
+    return DL_OK;
+}
+
+static size_t field_size(const dl_opt_t *o)
+{
+    switch (o->kind) {
+    case DL_OPT_FLAG:
+    case DL_OPT_ENUM: return sizeof(int);
+    case DL_OPT_STR: return sizeof(char *);
+    case DL_OPT_INT: return sizeof(long);
+    case DL_OPT_DOUBLE: return sizeof(double);
+    case DL_OPT_SIZE: return sizeof(uint64_t);
+    case DL_OPT_LIST: return sizeof(uint32_t);
+    }
+    return 0;
+}
+
+const dl_opt_t *dl_opts_first_given(const dl_opt_t *opts, size_t nopts, const void *target)
+{
+    size_t size = 0;
+    for (size_t i = 0; i < nopts; i++)
+        if (opts[i].offset + field_size(&opts[i]) > size)
+            size = opts[i].offset + field_size(&opts[i]);
+    char *def = calloc(1, size ? size : 1);
+    const dl_opt_t *given = NULL;
+    if (def && dl_opts_defaults(opts, nopts, def) == DL_OK)
+        for (size_t i = 0; i < nopts && !given; i++)
+            if (memcmp((const char *)target + opts[i].offset, def + opts[i].offset,
+                       field_size(&opts[i])))
+                given = &opts[i];
+    free(def);
+    return given;
+}
+
+void dl_opts_share(const dl_opt_t *from, size_t nfrom, const void *from_target,
+                   const dl_opt_t *to, size_t nto, void *to_target)
+{
+    for (size_t i = 0; i < nto; i++) {
+        const dl_opt_t *f = find_long(from, nfrom, to[i].longname, strlen(to[i].longname));
+        if (f && f->kind == to[i].kind)
+            memcpy((char *)to_target + to[i].offset, (const char *)from_target + f->offset,
+                   field_size(f));
+    }
+}
+
+dl_status_t dl_opt_assign(const dl_opt_t *o, void *target, const char *val)
+{
+    if (set_value(o, target, val) != DL_OK)
+        return DL_ERR_USAGE;
+    const char *msg = o->validate ? o->validate((char *)target + o->offset) : NULL;
+    if (msg) {
+        dl_err("option --%s: %s", o->longname, msg);
+        return DL_ERR_USAGE;
+    }
+    return DL_OK;
+}
+
 dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int argc,
                           char **argv, char **pos, int maxpos, int *npos, int *want_help)
 {
     *want_help = 0;
     if (npos)
         *npos = 0;
-    for (size_t i = 0; i < nopts; i++)
-        if (opts[i].def && set_value(&opts[i], target, opts[i].def) != DL_OK)
-            return DL_ERR_INTERNAL;
+    if (dl_opts_defaults(opts, nopts, target) != DL_OK)
+        return DL_ERR_INTERNAL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         const dl_opt_t *o = NULL;
@@ -130,7 +237,11 @@ dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int 
                 o = NULL;
         }
         if (!o) {
-            dl_err("unknown option '%s' (see --help)", a);
+            unknown_option(opts, nopts, a);
+            return DL_ERR_USAGE;
+        }
+        if (o->flags & DL_OPT_FIXED) {
+            dl_err("--%s is %s", o->longname, o->help);
             return DL_ERR_USAGE;
         }
         if (o->kind != DL_OPT_FLAG && !val) {
@@ -141,129 +252,10 @@ dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int 
             }
             val = argv[++i];
         }
-        if (set_value(o, target, val) != DL_OK)
+        if (dl_opt_assign(o, target, val) != DL_OK)
             return DL_ERR_USAGE;
-        if (o->validate) {
-            const char *msg = o->validate((char *)target + o->offset);
-            if (msg) {
-                dl_err("option --%s: %s", o->longname, msg);
-                return DL_ERR_USAGE;
-            }
-        }
     }
     return DL_OK;
-}
-
-static dl_help_style_t help_style = DL_HELP_TEXT;
-
-void dl_opts_help_style(dl_help_style_t style)
-{
-    help_style = style;
-}
-
-static void help_text(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
-{
-    fprintf(f, "%s\n\nOptions:\n", usage);
-    for (size_t i = 0; i < nopts; i++) {
-        const dl_opt_t *o = &opts[i];
-        char left[64];
-        int n = o->shortname ? snprintf(left, sizeof(left), "  -%c, --%s", o->shortname, o->longname)
-                             : snprintf(left, sizeof(left), "      --%s", o->longname);
-        if (o->kind != DL_OPT_FLAG && n < (int)sizeof(left))
-            snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->metavar ? o->metavar : "X");
-        fprintf(f, "%-34s %s", left, o->help);
-        if (o->def && o->kind != DL_OPT_FLAG)
-            fprintf(f, " [%s]", o->def);
-        else if (o->kind == DL_OPT_FLAG && o->def && strcmp(o->def, "1") == 0)
-            fprintf(f, " [on; --no-%s turns off]", o->longname);
-        fputc('\n', f);
-    }
-    fprintf(f, "  -h, --help                         this text\n");
-}
-
-/* One line of text as roff: backslashes and minus signs escaped, a leading
- * control character neutralised. */
-void dl_roff_line(FILE *f, const char *s, size_t n)
-{
-    if (n && (s[0] == '.' || s[0] == '\''))
-        fputs("\\&", f);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\\')
-            fputs("\\e", f);
-        else if (s[i] == '-')
-            fputs("\\-", f);
-        else
-            fputc(s[i], f);
-    }
-}
-
-/* The man page's view of the same table: the synopsis, the description,
- * then one tagged paragraph per option. */
-static void help_roff(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
-{
-    const char *body = strstr(usage, "\n\n"), *syn = usage;
-    size_t sl = body ? (size_t)(body - usage) : strlen(usage);
-    if (strncmp(syn, "usage: ", 7) == 0)
-        syn += 7, sl -= 7;
-    fputs(".PP\n\\fB", f);
-    dl_roff_line(f, syn, sl);
-    fputs("\\fR\n", f);
-    if (body) {
-        fputs(".PP\n", f);
-        for (const char *l = body + 2; *l;) {
-            size_t n = strcspn(l, "\n");
-            if (n)
-                dl_roff_line(f, l, n), fputc('\n', f);
-            l += n + (l[n] == '\n');
-        }
-    }
-    for (size_t i = 0; i < nopts; i++) {
-        const dl_opt_t *o = &opts[i];
-        fputs(".TP\n", f);
-        if (o->shortname)
-            fprintf(f, "\\fB\\-%c\\fR, ", o->shortname);
-        fputs("\\fB\\-\\-", f);
-        dl_roff_line(f, o->longname, strlen(o->longname));
-        fputs("\\fR", f);
-        if (o->kind != DL_OPT_FLAG)
-            fprintf(f, " \\fI%s\\fR", o->metavar ? o->metavar : "X");
-        fputc('\n', f);
-        dl_roff_line(f, o->help, strlen(o->help));
-        if (o->def && o->kind != DL_OPT_FLAG) {
-            fputs(" [", f);
-            dl_roff_line(f, o->def, strlen(o->def));
-            fputs("]", f);
-        } else if (o->kind == DL_OPT_FLAG && o->def && strcmp(o->def, "1") == 0) {
-            fputs(" [on; \\fB\\-\\-no\\-", f);
-            dl_roff_line(f, o->longname, strlen(o->longname));
-            fputs("\\fR turns off]", f);
-        }
-        fputc('\n', f);
-    }
-    fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nthis text\n", f);
-}
-
-/* Completion's view: every spelling of every option, one a line. */
-static void help_words(FILE *f, const dl_opt_t *opts, size_t nopts)
-{
-    for (size_t i = 0; i < nopts; i++) {
-        fprintf(f, "--%s\n", opts[i].longname);
-        if (opts[i].kind == DL_OPT_FLAG && opts[i].def && strcmp(opts[i].def, "1") == 0)
-            fprintf(f, "--no-%s\n", opts[i].longname);
-        if (opts[i].shortname)
-            fprintf(f, "-%c\n", opts[i].shortname);
-    }
-    fprintf(f, "--help\n");
-}
-
-void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts)
-{
-    if (help_style == DL_HELP_ROFF)
-        help_roff(f, usage, opts, nopts);
-    else if (help_style == DL_HELP_WORDS)
-        help_words(f, opts, nopts);
-    else
-        help_text(f, usage, opts, nopts);
 }
 
 void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj)
@@ -293,6 +285,15 @@ void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *
         case DL_OPT_SIZE:
             cJSON_AddNumberToObject(obj, o->longname, (double)*FIELD(t, o, const uint64_t));
             break;
+        case DL_OPT_ENUM:
+            cJSON_AddStringToObject(obj, o->longname, o->choices->names[*FIELD(t, o, const int)]);
+            break;
+        case DL_OPT_LIST: { /* the names, as a list option was written before it had a mask */
+            char names[1024];
+            dl_choices_mask_text(o->choices, *FIELD(t, o, const uint32_t), names, sizeof(names));
+            cJSON_AddStringToObject(obj, o->longname, names);
+            break;
+        }
         }
     }
 }
@@ -337,7 +338,11 @@ dl_status_t dl_opts_load_json(const dl_opt_t *opts, size_t nopts, void *target,
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, o->longname);
         if (o->kind == DL_OPT_FLAG ? !cJSON_IsBool(v)
             : o->kind == DL_OPT_STR ? !(cJSON_IsString(v) || cJSON_IsNull(v))
-                                    : !cJSON_IsNumber(v))
+            : o->kind == DL_OPT_ENUM || o->kind == DL_OPT_LIST ? !cJSON_IsString(v)
+                                                              : !cJSON_IsNumber(v))
+            return DL_ERR_INTERNAL;
+        if ((o->kind == DL_OPT_ENUM || o->kind == DL_OPT_LIST) &&
+            set_value(o, target, v->valuestring) != DL_OK)
             return DL_ERR_INTERNAL;
         switch (o->kind) {
         case DL_OPT_FLAG: *FIELD(target, o, int) = cJSON_IsTrue(v); break;
@@ -347,6 +352,8 @@ dl_status_t dl_opts_load_json(const dl_opt_t *opts, size_t nopts, void *target,
         case DL_OPT_INT: *FIELD(target, o, long) = (long)v->valuedouble; break;
         case DL_OPT_DOUBLE: *FIELD(target, o, double) = v->valuedouble; break;
         case DL_OPT_SIZE: *FIELD(target, o, uint64_t) = (uint64_t)v->valuedouble; break;
+        case DL_OPT_ENUM:
+        case DL_OPT_LIST: break; /* set above, by name */
         }
     }
     return DL_OK;
@@ -389,4 +396,38 @@ void dl_optset_free(dl_optset_t *s)
     free(s->offset);
     free(s->target);
     memset(s, 0, sizeof(*s));
+}
+
+dl_status_t dl_optset_fix(dl_optset_t *s, const char *name, const char *why)
+{
+    dl_opt_t *o = (dl_opt_t *)dl_opt_find(s->opts, s->n, name);
+    if (!o)
+        return DL_ERR_INTERNAL;
+    o->flags |= DL_OPT_FIXED;
+    o->help = why;
+    return DL_OK;
+}
+
+/* The commands' tables, each added by DL_OPTS_EXPORT before main. */
+#define DL_MAX_TABLES 16
+static const dl_opt_table_t *tables[DL_MAX_TABLES];
+static size_t ntables;
+
+void dl_opt_tables_add(const dl_opt_table_t *t)
+{
+    if (ntables < DL_MAX_TABLES)
+        tables[ntables++] = t;
+}
+
+const dl_opt_table_t *dl_opt_table_find(const char *cmd)
+{
+    for (size_t i = 0; i < ntables; i++)
+        if (strcmp(tables[i]->cmd, cmd) == 0)
+            return tables[i];
+    return NULL;
+}
+
+const dl_opt_table_t *dl_opt_table_at(size_t i)
+{
+    return i < ntables ? tables[i] : NULL;
 }

@@ -99,39 +99,3 @@ void dl_sizes_free(dl_sizes_t *s)
     s->v = NULL;
     s->n = 0;
 }
-
-dl_status_t dl_list_parse(const char *what, const char *s, const char *const *names,
-                          int nnames, uint32_t *mask)
-{
-    *mask = 0;
-    if (!s || !*s) {
-        dl_err("empty %s list", what);
-        return DL_ERR_USAGE;
-    }
-    char *copy = strdup(s), *save = NULL;
-    if (!copy)
-        return DL_ERR_NOMEM;
-    dl_status_t st = DL_OK;
-    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        if (strcmp(w, "all") == 0) {
-            *mask = nnames >= 32 ? 0xffffffffu : (1u << nnames) - 1;
-            continue;
-        }
-        int i;
-        for (i = 0; i < nnames; i++)
-            if (strcmp(w, names[i]) == 0)
-                break;
-        if (i == nnames) {
-            dl_err("unknown %s '%s'", what, w);
-            st = DL_ERR_USAGE;
-            break;
-        }
-        *mask |= 1u << i;
-    }
-    free(copy);
-    if (st == DL_OK && !*mask) {
-        dl_err("empty %s list", what);
-        st = DL_ERR_USAGE;
-    }
-    return st;
-}

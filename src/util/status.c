@@ -38,16 +38,19 @@ dl_status_t dl_status_worse(dl_status_t a, dl_status_t b)
 }
 
 static int log_quiet, log_mute;
+static const char *log_context;
 
 void dl_log_set_quiet(int quiet) { log_quiet = quiet; }
 void dl_log_set_mute(int mute) { log_mute = mute; }
+void dl_log_set_context(const char *what) { log_context = what; }
 
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
     char line[2048];
     if (log_mute)
         return;
-    int n = snprintf(line, sizeof(line), "dlcomm: %s", level);
+    int n = snprintf(line, sizeof(line), "dlcomm: %s%s%s", level, log_context ? log_context : "",
+                     log_context ? ": " : "");
     vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
     /* One write per line so lines of several ranks do not interleave. */
     fprintf(stderr, "%s\n", line);

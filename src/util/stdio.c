@@ -1,6 +1,6 @@
 /* stdout, stderr and a reader that went away. A command's text is written
  * to whatever the shell gave it; text that could not be written is said,
- * never silently lost, and never the end of a run (README: Exit codes). */
+ * never silently lost, and never the end of a run (docs/exit-codes.md). */
 #include "util.h"
 
 #include <errno.h>

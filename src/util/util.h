@@ -45,6 +45,8 @@ void dl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dl_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dl_log_set_quiet(int quiet); /* drops info lines */
 void dl_log_set_mute(int mute);   /* drops every line (ranks other than 0) */
+/* Lines say what they are about after the level ("--sweep: ..."); NULL ends it. */
+void dl_log_set_context(const char *what);
 
 /* Sizes: "8", "64K", "1M", "4G", "1.5K" (binary units, B suffix allowed). */
 dl_status_t dl_size_parse(const char *s, uint64_t *out);
@@ -60,10 +62,38 @@ dl_status_t dl_sizes_build(uint64_t min, uint64_t max, double factor, uint64_t s
                            dl_sizes_t *out);
 void dl_sizes_free(dl_sizes_t *s);
 
-/* Comma-separated lists matched against a table of names. "all" selects all.
- * Returns DL_ERR_USAGE naming the unknown word. mask bit i = names[i]. */
-dl_status_t dl_list_parse(const char *what, const char *s, const char *const *names,
-                          int nnames, uint32_t *mask);
+/* The values an option may take (fio's posval): names[i] is value i; an
+ * alias is another spelling of a name (nccl-tests' "float" for float32).
+ * One list drives the parse, the error line, --help, the man page and
+ * completion. */
+typedef struct {
+    const char *noun;            /* one value, for messages: "collective" */
+    const char *const *names;    /* the canonical spellings, in order */
+    int n;
+    const char *const *aliases;  /* pairs {spelling, name}, NULL-ended; or NULL */
+    const char *aliases_from;    /* whose spellings those are ("nccl-tests'"), or NULL */
+    const char *note;            /* said after an unknown value (what else to try), or NULL */
+} dl_choices_t;
+/* The value a word names (an alias resolved), or -1. */
+int dl_choices_find(const dl_choices_t *c, const char *word);
+/* The names as a sentence: "a, b or c". */
+void dl_choices_text(const dl_choices_t *c, char *buf, size_t len);
+/* The one line for a word that is none of them, naming option --opt and
+ * the closest name ("did you mean"); list: the word was one of a list. */
+void dl_choices_unknown(const dl_choices_t *c, const char *opt, const char *word, int list);
+/* A comma list of names (or "all"): mask bit i = names[i]. An unknown or
+ * empty list: one line naming --opt, DL_ERR_USAGE. */
+dl_status_t dl_choices_mask(const dl_choices_t *c, const char *opt, const char *s, uint32_t *mask);
+/* The names of a mask's bits, comma-separated (the echo of a list). */
+void dl_choices_mask_text(const dl_choices_t *c, uint32_t mask, char *buf, size_t len);
+
+/* "Did you mean": the name closest to word by edit distance (a swap of
+ * neighbours is one edit), if it is close enough to be a typo; else NULL.
+ * NULL entries of names are skipped. */
+const char *dl_suggest(const char *word, const char *const *names, size_t n);
+/* Appends " (did you mean 'x'?)" to buf when dl_suggest finds one. */
+void dl_suggest_append(char *buf, size_t len, const char *word, const char *const *names,
+                       size_t n);
 
 /* Statistics over samples (seconds or any unit). */
 typedef struct {
@@ -112,8 +142,25 @@ const char *dl_no_gpu_why(const char *cuda_words, char *buf, size_t len);
  * not a folder, link or special file, its folder writable. One line. */
 dl_status_t dl_out_file_check(const char *opt, const char *path);
 
-/* Declarative options: one table drives parsing, --help and the JSON echo. */
-typedef enum { DL_OPT_FLAG, DL_OPT_STR, DL_OPT_INT, DL_OPT_DOUBLE, DL_OPT_SIZE } dl_opt_kind_t;
+/* Declarative options: one table drives parsing, --help, the man page,
+ * completion and the JSON echo. A row with choices knows its values: STR
+ * (the field points at the canonical name), ENUM (an int, the name's
+ * index) or LIST (a comma list or "all": a uint32_t mask). */
+typedef enum {
+    DL_OPT_FLAG,
+    DL_OPT_STR,
+    DL_OPT_INT,
+    DL_OPT_DOUBLE,
+    DL_OPT_SIZE,
+    DL_OPT_ENUM,
+    DL_OPT_LIST,
+} dl_opt_kind_t;
+
+/* Row flags. FIXED: the command running this one's table (watch running
+ * sweep, tune composing sweep's options) sets it itself; its help then
+ * says who, the user may not give it, and --help and completion leave it
+ * out. */
+enum { DL_OPT_FIXED = 1u << 0 };
 
 typedef struct dl_opt {
     const char *longname; /* "begin" -> --begin */
@@ -121,10 +168,12 @@ typedef struct dl_opt {
     dl_opt_kind_t kind;
     const char *def;      /* default as text, NULL for none */
     const char *metavar;  /* "SIZE" */
-    const char *help;
+    const char *help;     /* FIXED: who sets it ("set by watch: the run's folder") */
     size_t offset;        /* into the target struct */
     /* Optional extra validation of the parsed value; returns a message or NULL. */
     const char *(*validate)(const void *field);
+    const dl_choices_t *choices; /* the values (ENUM and LIST need them; STR may have them) */
+    unsigned flags;              /* DL_OPT_FIXED */
 } dl_opt_t;
 
 /* The range an INT option accepts: 0 .. INT_MAX, as every INT option is a
@@ -139,20 +188,41 @@ const char *dl_opt_nonneg_long(const void *field);
 /* A DOUBLE percentage in [0, 100) (compare's and watch's --threshold). */
 const char *dl_opt_percent(const void *field);
 
-/* Fields by kind: FLAG int, STR char* (points into argv or def), INT long,
- * DOUBLE double, SIZE uint64_t. Defaults are applied first. Positional
+/* Fields by kind: FLAG int, STR char* (points into argv or def, or at the
+ * choice's name), INT long, DOUBLE double, SIZE uint64_t, ENUM int, LIST
+ * uint32_t. Defaults are applied first. Positional
  * arguments are collected into pos (up to maxpos). Unknown flags, missing
  * values, and bad numbers: one line on stderr, DL_ERR_USAGE. */
 dl_status_t dl_opts_parse(const dl_opt_t *opts, size_t nopts, void *target, int argc,
                           char **argv, char **pos, int maxpos, int *npos, int *want_help);
 void dl_opts_help(FILE *f, const char *usage, const dl_opt_t *opts, size_t nopts);
 /* How dl_opts_help writes every command's table: --help text, a man page
- * section (roff; `dlcomm __man` builds dlcomm.1 from it), or the option
- * words alone (`dlcomm __complete`, bash completion). */
-typedef enum { DL_HELP_TEXT, DL_HELP_ROFF, DL_HELP_WORDS } dl_help_style_t;
+ * section (roff; `dlcomm __man` builds dlcomm.1 from it), the option
+ * words alone (`dlcomm __complete`, bash completion), or the values one
+ * option takes (its choices, one a line; set by dl_opts_help_values). */
+typedef enum { DL_HELP_TEXT, DL_HELP_ROFF, DL_HELP_WORDS, DL_HELP_VALUES } dl_help_style_t;
 void dl_opts_help_style(dl_help_style_t style);
-/* n bytes of s as roff text (escapes, no newline). */
+/* DL_HELP_VALUES for the option spelt word ("--datatype", "-d"). */
+void dl_opts_help_values(const char *word);
+/* The row spelt name: "datatype", "--datatype" or "-d"; NULL if none. */
+const dl_opt_t *dl_opt_find(const dl_opt_t *opts, size_t nopts, const char *name);
+/* The defaults of every row into target (as a parse of no arguments). */
+dl_status_t dl_opts_defaults(const dl_opt_t *opts, size_t nopts, void *target);
+/* The first row whose value in target is not its default (given on the
+ * command line, in effect), or NULL. */
+const dl_opt_t *dl_opts_first_given(const dl_opt_t *opts, size_t nopts, const void *target);
+/* Every row of to that from also has (the same name and kind) takes from's
+ * value: one option shared by a command and a plug-in's table. */
+void dl_opts_share(const dl_opt_t *from, size_t nfrom, const void *from_target,
+                   const dl_opt_t *to, size_t nto, void *to_target);
+/* One row's value from text, as the command line would give it (checked,
+ * validated); a bad value: one line naming the option, DL_ERR_USAGE. */
+dl_status_t dl_opt_assign(const dl_opt_t *o, void *target, const char *value);
+/* n bytes of s as roff text (escapes, break points, no newline). */
 void dl_roff_line(FILE *f, const char *s, size_t n);
+/* Roff that the roff style places after a command's usage text, before its
+ * options: the man page's hand-written description (src/cmd_man.c). */
+void dl_opts_man_description(const char *roff);
 /* A command's parse: -1 to go on, else its exit code (0 after printing the
  * help for -h, 2 on bad input, the line already written). */
 int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, char **argv,
@@ -179,20 +249,56 @@ dl_status_t dl_optset_init(dl_optset_t *s, const dl_opt_t *base, size_t nbase, s
                            const dl_opt_t *const *extra, const size_t *nextra,
                            const size_t *extra_size, size_t nsets);
 void dl_optset_free(dl_optset_t *s);
+/* Marks the set's row called name FIXED, its help saying who sets it
+ * ("set by watch: ...": the user's try reads "--out is set by watch: ...");
+ * DL_ERR_INTERNAL when the set has no such row. */
+dl_status_t dl_optset_fix(dl_optset_t *s, const char *name, const char *why);
 
-/* A command's table made known to `dlcomm __options` (src/cmd_options.c). */
-void dl_opt_tables_add(const char *cmd, const dl_opt_t *opts, size_t n);
-#define DL_OPTS_EXPORT(cmd, table)                                                          \
+/* A command's table made known to `dlcomm __options` and to a command
+ * that runs this one (watch runs sweep and preflight), with the size of
+ * its struct; plugins: the command's line has the backends' rows too. */
+typedef struct {
+    const char *cmd;
+    const dl_opt_t *opts;
+    size_t n, size;
+    int plugins;
+} dl_opt_table_t;
+void dl_opt_tables_add(const dl_opt_table_t *t);
+const dl_opt_table_t *dl_opt_table_find(const char *cmd);
+const dl_opt_table_t *dl_opt_table_at(size_t i); /* NULL past the last */
+#define DL_OPTS_EXPORT_(cmd, table, type, plugins)                                          \
     __attribute__((constructor)) static void dl_export_##table(void)                        \
     {                                                                                       \
-        dl_opt_tables_add(cmd, table, DL_ARRAY_SIZE(table));                                \
+        static const dl_opt_table_t t = {cmd, table, DL_ARRAY_SIZE(table), sizeof(type),    \
+                                         plugins};                                          \
+        dl_opt_tables_add(&t);                                                              \
     }
+#define DL_OPTS_EXPORT(cmd, table, type) DL_OPTS_EXPORT_(cmd, table, type, 0)
+/* A command whose line also carries every backend's options (sweep). */
+#define DL_OPTS_EXPORT_PLUGINS(cmd, table, type) DL_OPTS_EXPORT_(cmd, table, type, 1)
 
 /* UTF-8 (src/util/utf8.c): valid means no stray, overlong or surrogate
  * bytes. dl_utf8_fix returns a copy (malloc) with each byte that is not
  * part of a valid sequence replaced by repl. */
 int dl_utf8_valid(const char *s);
 char *dl_utf8_fix(const char *s, const char *repl);
+
+/* Data folders: $ENVVAR (colon-separated) first; for a dlcomm in its build
+ * tree, the source tree's topologies/SUB; <exe dir>/../share/dlcomm/SUB and
+ * the install prefix's <datadir>/dlcomm/SUB (compiled in); then
+ * <exe dir>/../topologies/SUB and <exe dir>/../../topologies/SUB. Existing
+ * folders only, each once. Returns the count filled. */
+int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max);
+/* NAME (no slash, no .json) searched in those folders as NAME.json; a path as is. */
+dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, char *path,
+                         size_t len);
+/* The names (NAME of NAME.json) in those folders, each once, sorted;
+ * returns the count (at most max), names[i] of 64 bytes. */
+int dl_data_names(const char *envvar, const char *sub, char names[][64], int max);
+/* The name in those folders closest to a mistyped one ("did you mean"),
+ * into out; NULL when none is close. */
+const char *dl_data_suggest(const char *envvar, const char *sub, const char *word, char *out,
+                            size_t len);
 
 /* Monotonic wall clock in seconds. */
 double dl_now(void);

@@ -148,7 +148,7 @@ static dl_status_t count_result(void *a, dl_result_t *r) { (void)a; (void)r; res
 static void wrapper_keeps_supports(void **state)
 {
     (void)state;
-    const dl_backend_ops_t fake = {.name = "fake", .abi = DL_BACKEND_ABI, .caps = DL_CAP_MODELLED,
+    const dl_backend_ops_t fake = {.name = "fake", .caps = DL_CAP_MODELLED,
                                    .prepare = f_prepare, .run = f_run, .check = f_check,
                                    .supports = f_supports};
     dl_inject_wrap_t iw;

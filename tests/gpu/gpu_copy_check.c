@@ -13,18 +13,16 @@
 int main(int argc, char **argv)
 {
     const char *system = argc > 1 && strcmp(argv[1], "-") ? argv[1] : NULL;
+    dl_system_t desc;
     dl_gc_system_t sys;
-    int nodes, gpn;
-    if (system && (dl_sim_system_check(system, &nodes, &gpn) != DL_OK ||
-                   dl_gc_system_read(system, &sys) != DL_OK))
+    if (system && dl_system_load("SYSTEM", system, &desc) != DL_OK)
         return 2;
-    if (!system)
-        sys.memory_gbyte_s = sys.host_link_gbyte_s = -1;
+    dl_gc_system_from(system ? &desc : NULL, &sys);
     dl_gpus_t *g = calloc(1, sizeof(*g));
     char why[256];
     int have = g && dl_sys_gpus(g, why, sizeof(why)) == DL_OK;
     enum { MAX = DL_GPU_MAX };
-    dl_pf_opts_t o = {.gpu_checks = 1, .system_path = system};
+    dl_pf_opts_t o = {.gpu_checks = 1, .system = system ? &desc : NULL};
     char names[1][256] = {""};
     int host_of[MAX] = {0}, local_of[MAX];
     dl_host_info_t hi;

@@ -10,7 +10,7 @@
 #ifdef DL_HAVE_NCCL
 #include <nccl.h>
 
-#include "backends/nccl_dev.h"
+#include "backends/nccl/nccl_dev.h"
 #endif
 
 static dl_status_t one_max(void *a, double *v, size_t n) { (void)a; (void)v; (void)n; return DL_OK; }

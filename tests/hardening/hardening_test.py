@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hardening tests by class: each group below runs the real dlcomm (and real
 mpirun where ranks matter) with hostile but fair input and asserts the
-README's promises: one line on stderr and a documented exit code, nothing
+documented promises (docs/exit-codes.md): one line on stderr and a documented exit code, nothing
 half-written, nothing finished lost, no secret recorded.
 
   hardening_test.py --bin DLCOMM [--mpirun "mpirun ..."] GROUP
@@ -254,6 +254,9 @@ BAD = {
     "size": ["", "x", "-1", "1Q", "16E", "18446744073709551616", "1e30", "nan", "K", " 8"],
     "flag": [],
     "str": [],
+    # a row with choices: none of them (an empty word, a near miss, a list's stray comma)
+    "enum": ["", "x", "bogus-value", "1.0", " 0"],
+    "list": ["", ",", "x", "all,x", ",,"],
 }
 
 
@@ -504,7 +507,7 @@ def sig_sweep(backend, out):
 
 def g_signals():
     """A signal to each process of the tree, sent once the first row is on
-    stdout: mpirun ends with the code the README gives, run.json is whole
+    stdout: mpirun ends with the code docs/exit-codes.md gives, run.json is whole
     with exit_code 3 and a final status for every profile (none left
     'running'), every row printed before the signal is kept (run.json and
     run.csv agree), and a killed rank or worker is named with its host and
@@ -958,14 +961,20 @@ def g_wide():
     else:
         print("skip stdout_full_*: /dev/full is not the full device here")
     # watch: a step refusing its options (exit 2) is said on watch's own stderr, and the
-    # sweep is not run after a refused preflight
+    # sweep is not run after a refused preflight (a value its table takes, its setup not)
     res = fresh("watch-refused")
-    rc, out, err = run(["watch", "--results", res, "--preflight=-", "--"] + shlex.split(A.mpirun) +
-                       ["-np", "2"], timeout=60)
+    rc, out, err = run(["watch", "--results", res, "--preflight=--sizes 12Q", "--"] +
+                       shlex.split(A.mpirun) + ["-np", "2"], timeout=60)
     runs = sorted(os.listdir(res)) if os.path.isdir(res) else []
     check("watch_step_refused_said_no_sweep", rc == 2 and one_line(err) and "preflight" in err and
           runs and not os.path.exists(os.path.join(res, runs[-1], "sweep")),
           "rc=%s %r %s" % (rc, err[-200:], runs))
+    # words preflight's own table refuses are refused before any step or folder
+    res = fresh("watch-refused-early")
+    rc, out, err = run(["watch", "--results", res, "--preflight=-", "--"] + shlex.split(A.mpirun) +
+                       ["-np", "2"], timeout=60)
+    check("watch_step_words_refused_first", rc == 2 and one_line(err) and "--preflight: " in err and
+          not (os.path.isdir(res) and os.listdir(res)), "rc=%s %r" % (rc, err[-200:]))
     # a profile's env follows the environment's credential rule
     f = profile("p_secret", {"name": "psec", "env": {"NCCL_IB_TOKEN": "LEAKED1", "HOROVOD_Api_Key": "LEAKED2",
                                                       "NCCL_ALGO": "Ring", "NCCL_IB_PKEY": "1"}})

@@ -20,17 +20,20 @@ fi
 profiles_from /usr/bin/dlcomm /usr/share/dlcomm/profiles
 sim_sweep /usr/bin/dlcomm default,p2p-off "$D/run"
 command -v man >/dev/null || fail "man is missing (scripts/install-deps.sh installs man-db)"
-if [ -e /usr/share/man/man1/dlcomm.1.gz ]; then
-  man -w dlcomm | grep -q "^/usr/share/man/man1/dlcomm.1.gz" || fail "man -w dlcomm: $(man -w dlcomm 2>&1)"
-elif grep -qs "path-exclude.*/usr/share/man" /etc/dpkg/dpkg.cfg.d/*; then
-  # A container image that drops man pages on install (dpkg path-exclude):
-  # the page must still be in the package and render.
-  dpkg-deb -x "$deb" "$D/x"
-  man -l "$D/x/usr/share/man/man1/dlcomm.1.gz" >/dev/null 2>&1 || fail "the packaged man page does not render"
-  echo "note: dpkg here excludes /usr/share/man; checked the packaged page with man -l"
-else
-  fail "/usr/share/man/man1/dlcomm.1.gz not installed"
-fi
+for cmd in "" $(/usr/bin/dlcomm __complete commands); do
+  page=dlcomm${cmd:+-$cmd}
+  if [ -e /usr/share/man/man1/$page.1.gz ]; then
+    man -w "$page" | grep -qx "/usr/share/man/man1/$page.1.gz" || fail "man -w $page: $(man -w "$page" 2>&1)"
+  elif grep -qs "path-exclude.*/usr/share/man" /etc/dpkg/dpkg.cfg.d/*; then
+    # A container image that drops man pages on install (dpkg path-exclude):
+    # the page must still be in the package and render.
+    [ -d "$D/x" ] || dpkg-deb -x "$deb" "$D/x"
+    man -l "$D/x/usr/share/man/man1/$page.1.gz" >/dev/null 2>&1 || fail "the packaged $page(1) does not render"
+    [ -n "$cmd" ] || echo "note: dpkg here excludes /usr/share/man; checked the packaged pages with man -l"
+  else
+    fail "/usr/share/man/man1/$page.1.gz not installed"
+  fi
+done
 (cd / && dlcomm version) | grep -q "^dlcomm " || fail "dlcomm version"
 dpkg --purge dlcomm >/dev/null || fail "dpkg --purge dlcomm"
 [ ! -e /usr/bin/dlcomm ] || fail "/usr/bin/dlcomm left after purge"

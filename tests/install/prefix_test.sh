@@ -1,6 +1,6 @@
 #!/bin/sh
 # cmake --install into a temporary prefix: the program, its profiles,
-# systems, man page and completion, found from there and run from /.
+# systems, man pages and completion, found from there and run from /.
 set -eu
 . "$(dirname "$0")/common.sh"
 P=$(mktemp -d /tmp/dlcomm-prefix.XXXXXX)
@@ -8,7 +8,9 @@ trap 'rm -rf "$P"' EXIT
 "$DL_CMAKE" --install "$DL_BUILD" --prefix "$P/usr" >/dev/null || fail "cmake --install exited $?"
 for f in bin/dlcomm share/dlcomm/profiles/default.json share/dlcomm/systems/h200-sxm-8.json \
          share/man/man1/dlcomm.1.gz share/bash-completion/completions/dlcomm \
-         share/dlcomm/scripts/slurm-prolog.sh share/dlcomm/scripts/netns-rig.sh; do
+         share/dlcomm/scripts/slurm-prolog.sh share/dlcomm/scripts/netns-rig.sh \
+         share/dlcomm/monitoring/dlcomm-rules.yml share/dlcomm/monitoring/dlcomm-dashboard.json \
+         share/doc/dlcomm/README.md share/doc/dlcomm/docs/sweep.md; do
   [ -e "$P/usr/$f" ] || fail "cmake --install did not install $f"
 done
 profiles_from "$P/usr/bin/dlcomm" "$P/usr/share/dlcomm/profiles"
@@ -16,12 +18,17 @@ sim_sweep "$P/usr/bin/dlcomm" default,p2p-off,socket "$P/run"
 (cd / && "$P/usr/bin/dlcomm" sweep --backend sim --system h200-sxm-8 -p default -b 8 -e 8 -q \
    --out "$P/run2" -n 1 -w 0) || fail "--system h200-sxm-8 not found from the prefix"
 command -v man >/dev/null || fail "man is missing (scripts/install-deps.sh installs man-db)"
-MANPATH="$P/usr/share/man" man -w dlcomm | grep -q "$P/usr/share/man/man1/dlcomm.1.gz" ||
-  fail "man -w dlcomm does not find the installed page"
-# The page documents what --help says: every sweep option is in both.
-for o in $("$P/usr/bin/dlcomm" __complete options sweep | grep '^--'); do
-  zcat "$P/usr/share/man/man1/dlcomm.1.gz" | sed 's/\\-/-/g' | grep -q -- "$o" ||
-    fail "man page lacks sweep option $o"
+# dlcomm(1) and a page per command, each found by man; each command's page
+# documents what its --help says: every option is in both.
+for cmd in "" $("$P/usr/bin/dlcomm" __complete commands); do
+  page=dlcomm${cmd:+-$cmd}
+  MANPATH="$P/usr/share/man" man -w "$page" | grep -qx "$P/usr/share/man/man1/$page.1.gz" ||
+    fail "man -w $page does not find the installed page"
+  [ -n "$cmd" ] || continue
+  for o in $("$P/usr/bin/dlcomm" __complete options "$cmd" | grep '^-'); do
+    zcat "$P/usr/share/man/man1/$page.1.gz" | sed 's/\\-/-/g; s/\\f[BIR]//g' | grep -q -- "$o" ||
+      fail "$page(1) lacks option $o"
+  done
 done
 # Completion: subcommands, a command's options, profile names.
 bash -c ". '$P/usr/share/bash-completion/completions/dlcomm'
@@ -30,6 +37,15 @@ bash -c ". '$P/usr/share/bash-completion/completions/dlcomm'
 bash -c ". '$P/usr/share/bash-completion/completions/dlcomm'
   COMP_WORDS=('$P/usr/bin/dlcomm' pre); COMP_CWORD=1; _dlcomm
   printf '%s\n' \"\${COMPREPLY[@]}\"" | grep -qx "preflight" || fail "completion of a command"
+# Under a prefix, bash-completion finds the completion where docs/install.md
+# says: with PREFIX/share in XDG_DATA_DIRS, its loader sources it on first use.
+BC=/usr/share/bash-completion/bash_completion
+[ -r "$BC" ] || fail "bash-completion is missing (scripts/install-deps.sh installs it)"
+XDG_DATA_DIRS="$P/usr/share:/usr/local/share:/usr/share" PATH="$P/usr/bin:$PATH" bash -c ". '$BC'
+  _completion_loader dlcomm; complete -p dlcomm | grep -q _dlcomm || exit 1
+  COMP_WORDS=(dlcomm pre); COMP_CWORD=1; _dlcomm
+  printf '%s\n' \"\${COMPREPLY[@]}\"" | grep -qx "preflight" ||
+  fail "bash-completion does not load $P/usr/share/bash-completion/completions/dlcomm through XDG_DATA_DIRS"
 # The program alone, away from any data folder: `default` is built in, any
 # other profile is one line and exit 2.
 mkdir -p "$P/lone" && cp "$P/usr/bin/dlcomm" "$P/lone/"

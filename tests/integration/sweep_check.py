@@ -26,7 +26,13 @@ COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "se
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 ROOTED = {"broadcast", "reduce", "gather", "scatter"}
 SPLIT = {"allgather", "reducescatter", "alltoall", "gather", "scatter", "alltoallv"}  # the size is divided among ranks
-DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
+DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1,
+          "uint8": 1, "int64": 8, "uint32": 4, "uint64": 8, "fp8e4m3": 1, "fp8e5m2": 1}
+# Other names -d takes for the same types: nccl-tests' and the fp8 spellings.
+DTYPE_ALIASES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32",
+                 "f8e4m3": "fp8e4m3", "f8e5m2": "fp8e5m2", "fp8_e4m3": "fp8e4m3",
+                 "fp8_e5m2": "fp8e5m2"}
+AGG_ALIASES = {"0": "rank0", "1": "mean", "2": "min", "3": "max"}
 OPS = ["sum", "prod", "min", "max", "avg"]
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 CSV_COLS = ("profile,backend,modelled,collective,dtype,op,root,placement,bytes_requested,bytes,"
@@ -123,7 +129,7 @@ def sweep_request(args):
     req, _ = p.parse_known_args(args)
     allof = lambda v, names: names if v == "all" else v.split(",")
     req.colls = allof(req.c, COLLS)
-    req.dtypes = allof(req.d, list(DTYPES))
+    req.dtypes = [DTYPE_ALIASES.get(d, d) for d in allof(req.d, list(DTYPES))]
     req.ops = allof(req.o, OPS)
     req.places = ["out", "in"] if req.placement == "both" else [req.placement]
     req.mat = None
@@ -200,9 +206,13 @@ def check_run(out, req, n, code, wrong_rank, modelled=None):
     check(fp["nodes"] == len(fp["hosts"]) >= 1 and all(h["name"] for h in fp["hosts"]),
           "fingerprint hosts %s" % fp["hosts"])
     o = run["options"]
-    echo = {"collectives": req.c, "datatype": req.d, "op": req.o, "placement": req.placement,
+    # A list option is echoed as the names it selected, in dlcomm's order
+    # (-c all: every name; nccl-tests' -d float: float32), -a as its name.
+    canon = lambda asked, names: ",".join(x for x in names if x in asked)
+    echo = {"collectives": canon(req.colls, COLLS), "datatype": canon(req.dtypes, list(DTYPES)),
+            "op": canon(req.ops, OPS), "placement": req.placement,
             "minbytes": size(req.b), "maxbytes": size(req.e), "root": req.r, "iters": req.n,
-            "aggregate": req.aggregate,
+            "aggregate": AGG_ALIASES.get(req.aggregate, req.aggregate),
             "budget": req.budget, "out": out}
     for k, v in echo.items():
         check(o.get(k) == v, "options.%s = %r, asked %r" % (k, o.get(k), v))

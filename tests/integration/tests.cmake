@@ -84,7 +84,7 @@ if(NOT EXISTS /dev/nvidiactl)
   dl_bad_input(nccl_no_gpu "--backend nccl: (not available here: (no CUDA GPU|no NVIDIA driver on this host)|unknown or not built)"
     --backend nccl)
 endif()
-dl_bad_input(aggregate "--aggregate must be max, mean, min, rank0 or nccl-tests' 0-3, not 'avg'" -a avg)
+dl_bad_input(aggregate "--aggregate must be max, mean, min or rank0 \\(also nccl-tests' 0, 1, 2, 3\\), not 'avg'" -a avg)
 dl_bad_input(matrix_square "--matrix .*alltoallv-notsquare.txt: row 2 has 3 values|not a square matrix"
   -c alltoallv --matrix ${CMAKE_CURRENT_LIST_DIR}/data/alltoallv-notsquare.txt -b 1K -e 1K)
 dl_bad_input(matrix_missing "--matrix /nonexistent/m.txt: No such file"
@@ -117,6 +117,37 @@ dl_cli_test(version 0
   --sub=version)
 dl_cli_test(unknown_command 2 "--expect-stderr=unknown command 'nosuchcommand'" --sub=nosuchcommand
   --one-error-line)
+
+# ---- options that know their values: one row gives the parse, the error, --help,
+# the man page and completion ----
+# nccl-tests' dtype names (and the fp8 spellings) run as the types they name.
+dl_sweep_test(np2_ncclt_dtypes run --np 2 --
+  -c allreduce,allgather -d float,half,double,int,f8e4m3,fp8_e5m2 -b 8 -e 1K -f 8 -n 5 -w 1 -q)
+# A near miss is named: values, options, profiles, backends and commands.
+dl_bad_input(dtype_suggest "--datatype: unknown dtype 'flaot32' \\(did you mean 'float32'\\?\\)" -d flaot32)
+dl_bad_input(option_suggest "unknown option '--placemnt' \\(did you mean '--placement'\\?\\)" --placemnt in)
+dl_bad_input(profile_suggest "profile 'rign': .*\\(did you mean 'ring'\\?\\)" --backend sim -p rign)
+dl_bad_input(backend_suggest "--backend must be auto, .*mpi or sim, not 'mpii' \\(did you mean 'mpi'\\?\\)"
+  --backend mpii)
+dl_cli_test(unknown_command_suggest 2 "--expect-stderr=unknown command 'swep' \\(did you mean 'sweep'\\?\\)"
+  --sub=swep --one-error-line)
+# help COMMAND is COMMAND --help.
+dl_cli_test(help_command 0 "--expect-stdout=^usage: mpirun -np N dlcomm sweep .*\n(.|\n)*--minbytes SIZE"
+  --sub=help -- sweep)
+dl_cli_test(help_command_unknown 2 "--expect-stderr=unknown command 'swep' \\(did you mean 'sweep'\\?\\)"
+  --sub=help --one-error-line -- swep)
+# --help lists every value from the tables (alltoallv; every dtype the mpi backend runs).
+dl_cli_test(help_lists_values 0
+  "--expect-stdout=--collectives LIST .*alltoallv(.|\n)*--datatype LIST .*float32, float16, bfloat16, float64, int32, int8, uint8, int64, uint32, uint64, fp8e4m3 or fp8e5m2, or all. also float=float32"
+  --sub=sweep -- --help)
+# The man page says the same, and completion offers the values.
+dl_cli_test(man_lists_values 0 "--expect-stdout=collectives\\\\fR \\\\fILIST\\\\fR\n[^\n]*alltoallv"
+  --sub=__man -- sweep ${CMAKE_SOURCE_DIR}/docs/man/dlcomm-sweep.txt)
+dl_cli_test(complete_values 0 "--expect-stdout=^float32\nfloat16\n(.|\n)*fp8e5m2\nall\n$"
+  --sub=__complete -- values sweep --datatype)
+# Columns line up: every option's help (-h too) and every profile's row.
+add_test(NAME sweep_cli_layout COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_layout.py ${DL_BIN})
+set_tests_properties(sweep_cli_layout PROPERTIES LABELS "integration;cli" TIMEOUT 30)
 
 # ---- --split: concurrent groups, a row per group, each checked against its own ranks ----
 # MOD:2 (ranks 0,2 and 1,3) and DIV:2 (0,1 and 2,3) on 4 ranks, every

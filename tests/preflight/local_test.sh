@@ -133,14 +133,17 @@ PY
     > "$work/low.txt" 2>&1 || { cat "$work/low.txt"; exit 1; }
   grep -q '^PASS bandwidth .*world .*allgather .*of baseline' "$work/low.txt"
   grep -q '^VERDICT PASS ' "$work/low.txt" # judged against a baseline: no WARN for want of one
-  # A modelled 8-GPU NVLink node is far beyond CPU ranks: --system fails them.
-  set +e
-  "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node \
-    --system "$(dirname "$0")/../../topologies/systems/h200-sxm-8.json" > "$work/sys.txt" 2>&1
-  rc=$?
-  set -e
-  [ "$rc" -eq 1 ] || { cat "$work/sys.txt"; echo "--system: exit $rc, expected 1"; exit 1; }
-  grep -q '^FAIL bandwidth .*world .*allreduce .*of modelled' "$work/sys.txt"
+  # A modelled 8-GPU NVLink node is far beyond CPU ranks: --system fails them,
+  # named as sweep and report name one, or given as a path.
+  for sys in h200-sxm-8 "$(dirname "$0")/../../topologies/systems/h200-sxm-8.json"; do
+    set +e
+    "${mpirun[@]}" -np 4 "$bin" preflight "${common[@]}" --scopes node \
+      --system "$sys" > "$work/sys.txt" 2>&1
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || { cat "$work/sys.txt"; echo "--system $sys: exit $rc, expected 1"; exit 1; }
+    grep -q '^FAIL bandwidth .*world .*allreduce .*of modelled' "$work/sys.txt"
+  done
   # A sim sweep's rows are a model of NVLink GPUs: given as --baseline to
   # this mpi preflight they are not comparable (SKIP with the reason), never
   # a FAIL, though its figures are far above what CPU ranks reach.
@@ -175,6 +178,15 @@ usage)
     [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; exit 1; }
     [ ! -e "$work/pf.json" ] || { echo "preflight $args wrote a file"; exit 1; }
   done
+  # A file's line names the file and the reason; a name that is none, the closest.
+  set +e
+  "$bin" preflight --system "$work/none.json" 2> "$work/err.txt"
+  "$bin" preflight --system h200-sxm8 2>> "$work/err.txt"
+  set -e
+  grep -q "system $work/none.json: cannot be read: No such file or directory" "$work/err.txt" ||
+    { cat "$work/err.txt"; exit 1; }
+  grep -q "^dlcomm: error: --system h200-sxm8: no such system (did you mean 'h200-sxm-8'?)" \
+    "$work/err.txt" || { cat "$work/err.txt"; exit 1; }
   ;;
 broke)
   # A rank that hangs: the step times out, the job ends with exit 3 and the

@@ -22,7 +22,7 @@ def main():
                                      os.path.join(work, "run"), "--prometheus",
                                      os.path.join(text, "dlcomm.prom")],
                            env=env, capture_output=True, text=True, timeout=60)
-    if sweep.returncode != 3:  # a failed profile: the run broke (README exit codes)
+    if sweep.returncode != 3:  # a failed profile: the run broke (docs/exit-codes.md)
         sys.exit(f"FAIL: sweep exit {sweep.returncode}, expected 3\n{sweep.stderr[-2000:]}")
     with open(os.path.join(work, "run", "run.json")) as f:
         run = json.load(f)

@@ -106,7 +106,10 @@ def healthy_again(dlcomm, results, text, launcher, d1, d2):
 def refusals(dlcomm, work, results, text, launcher):
     cases = [
         (["--sweep", "--out elsewhere"], "--out is set by watch"),
-        (["--preflight", "--json=x.json"], "--json=x.json is set by watch"),
+        (["--preflight", "--json=x.json"], "--json is set by watch"),
+        # the steps' words are checked with their own tables before anything runs
+        (["--sweep", "-c allreduce --placemnt out"], "did you mean '--placement'"),
+        (["--preflight", "--pairs sometimes"], "--pairs must be auto, all, ring or none"),
         (["--textfile", os.path.join(work, "none")], "--textfile"),
         (["--keep", "-1"], "--keep"),
     ]

@@ -41,7 +41,7 @@ def run(cmake, build, mpirun, analyze, tmp):
     m = re.search(r"^ExecStart=(.+)$", text, re.M)
     expect(m and shlex.split(m.group(1))[0] == os.path.join(prefix, "bin", "dlcomm"),
            f"ExecStart {m and m.group(1)!r} does not name {prefix}/bin/dlcomm")
-    env = dict(os.environ, MANPATH=os.path.join(prefix, "share", "man"))  # Documentation=man:dlcomm(1)
+    env = dict(os.environ, MANPATH=os.path.join(prefix, "share", "man"))  # Documentation=man:dlcomm-watch(1)
     v = subprocess.run([analyze, "verify", service, timer], env=env, capture_output=True, text=True)
     expect(v.returncode == 0 and not v.stderr.strip(),
            f"systemd-analyze verify: exit {v.returncode}: {v.stderr.strip()}")

@@ -190,6 +190,13 @@ def main():
         rc, out, err = run(args, 1, ["--model", "nosuch"])
         if rc != 2 or "not a built-in model" not in err:
             fail("unknown model: exit %d" % rc, out, err)
+        rc, out, err = run(args, 1, ["--model", "gtp2"])  # a typo names the model meant
+        if rc != 2 or "(did you mean 'gpt2'?)" not in err:
+            fail("mistyped model: exit %d" % rc, out, err)
+        missing = os.path.join(tmp, "absent.json")  # a file's line: the path and the reason
+        rc, out, err = run(args, 1, ["--model", missing])
+        if rc != 2 or "--model %s: cannot be read: No such file or directory" % missing not in err:
+            fail("missing model file: exit %d" % rc, out, err)
         rc, out, err = run(args, 1, ["--model", model, "-e", "1M"])
         if rc != 2 or "sweep option" not in err:
             fail("a sweep-only option: exit %d" % rc, out, err)

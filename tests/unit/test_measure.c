@@ -72,7 +72,7 @@ static dl_status_t one_gather(void *a, double v, double *out) { (void)a; out[0] 
 /* Its calls per timed unit, as a graph replay: a trait, as nccl's -G is. */
 static void f_traits(void *ctx, dl_backend_traits_t *t) { t->unit_calls = ((fake_t *)ctx)->unit_calls; }
 
-static const dl_backend_ops_t fake_ops = {.name = "fake", .abi = DL_BACKEND_ABI, .caps = DL_CAP_MODELLED,
+static const dl_backend_ops_t fake_ops = {.name = "fake", .caps = DL_CAP_MODELLED,
                                           .prepare = f_prepare, .run = f_run, .check = f_check,
                                           .traits = f_traits};
 

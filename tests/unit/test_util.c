@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sys/launcher.h"
 #include "util/util.h"
 
 #define KiB 1024ull
@@ -136,22 +137,83 @@ static void list_parse(void **state)
 {
     (void)state;
     static const char *const names[] = {"alpha", "beta", "gamma"};
+    static const char *const aliases[] = {"a", "alpha", NULL};
+    const dl_choices_t ch = {.noun = "thing", .names = names, .n = 3, .aliases = aliases};
     uint32_t m;
-    assert_int_equal(dl_list_parse("thing", "alpha,gamma", names, 3, &m), DL_OK);
+    assert_int_equal(dl_choices_mask(&ch, "things", "alpha,gamma", &m), DL_OK);
     assert_int_equal(m, 5);
-    assert_int_equal(dl_list_parse("thing", "all", names, 3, &m), DL_OK);
+    assert_int_equal(dl_choices_mask(&ch, "things", "all", &m), DL_OK);
     assert_int_equal(m, 7);
+    assert_int_equal(dl_choices_mask(&ch, "things", "a,beta", &m), DL_OK); /* an alias */
+    assert_int_equal(m, 3);
+    char text[64];
+    dl_choices_mask_text(&ch, 5, text, sizeof(text));
+    assert_string_equal(text, "alpha,gamma");
+    dl_choices_text(&ch, text, sizeof(text));
+    assert_string_equal(text, "alpha, beta or gamma");
     unit_capture_t c;
     unit_capture_begin(&c);
-    dl_status_t st = dl_list_parse("thing", "alpha,delta", names, 3, &m);
+    dl_status_t st = dl_choices_mask(&ch, "things", "alpha,gamam", &m);
     const char *msg = unit_capture_end(&c);
     assert_int_equal(st, DL_ERR_USAGE);
-    assert_non_null(strstr(msg, "unknown thing 'delta'"));
+    assert_non_null(strstr(msg, "--things: unknown thing 'gamam' (did you mean 'gamma'?)"));
     assert_int_equal(unit_lines(msg), 1);
     unit_capture_begin(&c);
-    assert_int_equal(dl_list_parse("thing", "", names, 3, &m), DL_ERR_USAGE);
-    assert_int_equal(dl_list_parse("thing", ",,", names, 3, &m), DL_ERR_USAGE);
+    assert_int_equal(dl_choices_mask(&ch, "things", "", &m), DL_ERR_USAGE);
+    assert_int_equal(dl_choices_mask(&ch, "things", ",,", &m), DL_ERR_USAGE);
     unit_capture_end(&c);
+}
+
+/* "Did you mean": a typo's one or two edits away, a swap of neighbours is
+ * one; an unrelated word suggests nothing. */
+static void suggest(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"sweep", "compare", "preflight", "profiles", NULL};
+    assert_string_equal(dl_suggest("swep", words, 5), "sweep");
+    assert_string_equal(dl_suggest("comapre", words, 5), "compare");
+    assert_string_equal(dl_suggest("prefligth", words, 5), "preflight");
+    assert_string_equal(dl_suggest("profile", words, 5), "profiles");
+    assert_null(dl_suggest("xyz", words, 5));
+    assert_null(dl_suggest("tune", words, 5));
+    char buf[64] = "unknown command 'swep'";
+    dl_suggest_append(buf, sizeof(buf), "swep", words, 5);
+    assert_string_equal(buf, "unknown command 'swep' (did you mean 'sweep'?)");
+}
+
+/* One answer to "which rank am I" for every launcher, read before MPI. */
+static void launcher_rank(void **state)
+{
+    (void)state;
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
+                                       "PMI_RANK", "PMI_SIZE", "SLURM_PROCID",
+                                       "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"};
+    for (size_t i = 0; i < DL_ARRAY_SIZE(vars); i++)
+        unsetenv(vars[i]);
+    assert_int_equal(dl_launcher_rank(), -1); /* no launcher: a process of its own */
+    assert_int_equal(dl_launcher_size(), 1);
+    assert_true(dl_launcher_is_rank0());
+    setenv("SLURM_PROCID", "3", 1); /* srun */
+    setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+    setenv("SLURM_NTASKS", "8", 1);
+    assert_int_equal(dl_launcher_rank(), 3);
+    assert_int_equal(dl_launcher_size(), 4);
+    assert_false(dl_launcher_is_rank0());
+    setenv("PMIX_RANK", "0", 1); /* PMIx names the rank first */
+    assert_true(dl_launcher_is_rank0());
+    setenv("OMPI_COMM_WORLD_RANK", "2", 1); /* mpirun inside a Slurm batch step */
+    setenv("OMPI_COMM_WORLD_SIZE", "6", 1);
+    assert_int_equal(dl_launcher_rank(), 2);
+    assert_int_equal(dl_launcher_size(), 6);
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    unsetenv("PMIX_RANK");
+    setenv("PMI_RANK", "1", 1); /* MPICH's hydra */
+    setenv("PMI_SIZE", "2", 1);
+    assert_int_equal(dl_launcher_rank(), 1);
+    assert_int_equal(dl_launcher_size(), 2);
+    for (size_t i = 0; i < DL_ARRAY_SIZE(vars); i++)
+        unsetenv(vars[i]);
 }
 
 static void stats_basic(void **state)
@@ -399,7 +461,7 @@ int main(void)
         cmocka_unit_test(size_parse_accepts), cmocka_unit_test(size_parse_rejects),
         cmocka_unit_test(size_format),        cmocka_unit_test(sizes_by_factor),
         cmocka_unit_test(sizes_by_step),      cmocka_unit_test(sizes_rejected),
-        cmocka_unit_test(list_parse),         cmocka_unit_test(stats_basic),
+        cmocka_unit_test(list_parse),         cmocka_unit_test(suggest), cmocka_unit_test(launcher_rank),         cmocka_unit_test(stats_basic),
         cmocka_unit_test(stats_edges),        cmocka_unit_test(t_table),
         cmocka_unit_test(median_mad),         cmocka_unit_test(opts_values),
         cmocka_unit_test(opts_errors),        cmocka_unit_test(opts_positional),

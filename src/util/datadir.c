@@ -4,10 +4,13 @@
  * was built from; then the data folder of the prefix it was installed to
  * (found beside the executable, then as compiled in); then topologies/
  * beside the executable (a copied tree). */
-#include "engine.h"
+#include "util.h"
+
+#include <dirent.h>
 
 #include <libgen.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,4 +103,48 @@ dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, 
             return DL_OK;
     }
     return DL_ERR_INPUT;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+int dl_data_names(const char *envvar, const char *sub, char names[][64], int max)
+{
+    char dirs[8][1024];
+    int nd = dl_data_dirs(envvar, sub, dirs, 8), n = 0;
+    for (int d = 0; d < nd; d++) {
+        DIR *dh = opendir(dirs[d]);
+        struct dirent *de;
+        while (dh && (de = readdir(dh)) && n < max) {
+            size_t l = strlen(de->d_name);
+            if (l <= 5 || l - 5 >= 64 || strcmp(de->d_name + l - 5, ".json") != 0)
+                continue;
+            snprintf(names[n], 64, "%.*s", (int)(l - 5), de->d_name);
+            int dup = 0;
+            for (int i = 0; i < n && !dup; i++)
+                dup = strcmp(names[i], names[n]) == 0;
+            n += !dup;
+        }
+        if (dh)
+            closedir(dh);
+    }
+    qsort(names, (size_t)n, 64, by_name);
+    return n;
+}
+
+const char *dl_data_suggest(const char *envvar, const char *sub, const char *word, char *out,
+                            size_t len)
+{
+    char names[128][64];
+    const char *ptrs[128];
+    int n = dl_data_names(envvar, sub, names, 128);
+    for (int i = 0; i < n; i++)
+        ptrs[i] = names[i];
+    const char *s = dl_suggest(word, ptrs, (size_t)n);
+    if (!s)
+        return NULL;
+    snprintf(out, len, "%s", s);
+    return out;
 }

@@ -3,66 +3,21 @@
  * abort it (cudaStreamQuery + ncclCommGetAsyncError polled, then
  * ncclCommAbort), CUDA events between calls, optional CUDA graphs, and fill
  * and check on the device. */
-#include "backends.h"
-
 #include <cjson/cJSON.h>
-#include <cuda_runtime_api.h>
-#include <nccl.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "nccl.h"
 #include "nccl_dev.h"
 
-typedef struct {
-    int rank, nranks, device, graph_iters;
-    double deadline_s;
-    ncclComm_t comm;
-    cudaStream_t stream;
-    void *send, *recv, *scratch; /* scratch: the copy in-place alltoall/sendrecv send from */
-    size_t cap, cap_hint; /* cap_hint: what the plan's largest case needs */
-    size_t scratch_cap;
-    double comm_init_s;   /* seconds ncclCommInitRankConfig took to complete */
-    unsigned long long *d_wrong;
-    volatile int *h_go; /* mapped host memory: the host starts a timed batch */
-    int *d_go;          /* the same, as the device sees it */
-    cudaEvent_t *ev;
-    int nev;
-    cudaGraphExec_t graph;
-    dl_case_t graph_case; /* what the graph holds */
-    int has_graph;
-    char name[96];
-    size_t *vcounts; /* alltoallv: send counts, send offsets, recv counts, recv offsets (4 x n) */
-    int reg;                  /* -R: 0 none, 1 ncclCommRegister, 2 ncclMemAlloc + symmetric window */
-    int no_rotate;            /* --no-rotate: every timed call on the same bytes */
-    size_t shift;             /* the timed call's slice: its offset into send and recv */
-    unsigned long slice;      /* timed calls so far: the next slice */
-    void *reg_handle[2];      /* -R 1: send, recv */
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-    ncclWindow_t win[2];      /* -R 2: send, recv */
-#endif
-} nccl_ctx_t;
-
-/* The nccl backend's own options (sweep -G). */
-typedef struct {
-    long graph_iters; /* calls captured per CUDA graph; 0 = no graphs */
-    long reg;         /* -R: buffer registration (nccl-tests' -R) */
-    int no_rotate;    /* --no-rotate */
-} nccl_opts_t;
-
-static dl_status_t cuda_fail(const char *what, cudaError_t e)
+dl_status_t nccl_cuda_fail(const char *what, cudaError_t e)
 {
     dl_err("%s: %s", what, cudaGetErrorString(e));
     return DL_ERR_COMM;
 }
-#define CUDA_TRY(call)                                  \
-    do {                                                \
-        cudaError_t e_ = (call);                        \
-        if (e_ != cudaSuccess)                          \
-            return cuda_fail(#call, e_);                \
-    } while (0)
 
 static dl_status_t nccl_probe(char *why, size_t len)
 {
@@ -75,9 +30,7 @@ static dl_status_t nccl_probe(char *why, size_t len)
     return DL_OK;
 }
 
-/* Waits for the stream (and the communicator) against the deadline; aborts
- * the communicator rather than hang. */
-static dl_status_t wait_stream(nccl_ctx_t *m, const char *what)
+dl_status_t nccl_wait_stream(nccl_ctx_t *m, const char *what)
 {
     double until = dl_now() + m->deadline_s;
     for (;;) {
@@ -85,7 +38,7 @@ static dl_status_t wait_stream(nccl_ctx_t *m, const char *what)
         if (e == cudaSuccess)
             return DL_OK;
         if (e != cudaErrorNotReady)
-            return cuda_fail(what, e);
+            return nccl_cuda_fail(what, e);
         ncclResult_t async = ncclSuccess;
         ncclCommGetAsyncError(m->comm, &async);
         if (async != ncclSuccess && async != ncclInProgress) {
@@ -109,7 +62,7 @@ static dl_status_t wait_stream(nccl_ctx_t *m, const char *what)
 
 /* A non-blocking call may return ncclInProgress: wait until it is enqueued.
  * On the timed path: nothing but the comparison when the call succeeded. */
-static dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
+dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
 {
     if (r == ncclSuccess)
         return DL_OK;
@@ -136,14 +89,13 @@ static dl_status_t nccl_ok(nccl_ctx_t *m, ncclResult_t r, const char *what)
  * work NCCL's thread still finishes (its state stays ncclInProgress after
  * init returns; NVIDIA/nccl#1734); the next call that checks the state,
  * ncclCommWindowRegister among them, then refuses. Wait until it settles. */
-static dl_status_t nccl_settled(nccl_ctx_t *m, ncclResult_t r, const char *what)
+dl_status_t nccl_settled(nccl_ctx_t *m, ncclResult_t r, const char *what)
 {
     dl_status_t st = nccl_ok(m, r, what);
     return st == DL_OK ? nccl_ok(m, ncclInProgress, what) : st;
 }
 
-/* The same for a collective call, naming the case. */
-static dl_status_t call_ok(nccl_ctx_t *m, ncclResult_t r, const dl_case_t *c)
+dl_status_t nccl_call_ok(nccl_ctx_t *m, ncclResult_t r, const dl_case_t *c)
 {
     if (r == ncclSuccess) /* the timed path: no formatting */
         return DL_OK;
@@ -204,104 +156,7 @@ static dl_status_t nccl_init(const dl_backend_cfg_t *cfg, void **out)
     return st;
 }
 
-/* -R 1 registers the send and receive buffers with the communicator
- * (ncclCommRegister); -R 2 allocates them with ncclMemAlloc and registers
- * them as symmetric windows (ncclCommWindowRegister, NCCL 2.27+: a
- * collective step, so every rank allocates alike: once, at the plan's
- * largest size). The scratch copy of in-place point-to-point is not. */
-/* Before the communicator goes (fini), or the buffers do. */
-static void deregister(nccl_ctx_t *m)
-{
-    for (int i = 0; i < 2; i++) {
-        if (m->reg_handle[i] && m->comm)
-            ncclCommDeregister(m->comm, m->reg_handle[i]);
-        m->reg_handle[i] = NULL;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-        if (m->win[i] && m->comm)
-            ncclCommWindowDeregister(m->comm, m->win[i]);
-        m->win[i] = NULL;
-#endif
-    }
-}
-
-static void free_buffers(nccl_ctx_t *m)
-{
-    void **b[2] = {&m->send, &m->recv};
-    deregister(m);
-    for (int i = 0; i < 2; i++) {
-        if (m->reg == 2)
-            ncclMemFree(*b[i]);
-        else
-            cudaFree(*b[i]);
-        *b[i] = NULL;
-    }
-    cudaFree(m->scratch);
-    m->scratch = NULL;
-    m->cap = m->scratch_cap = 0;
-}
-
-static int alloc_buffers(nccl_ctx_t *m, size_t bytes)
-{
-    free_buffers(m);
-    void **b[2] = {&m->send, &m->recv};
-    for (int i = 0; i < 2; i++) {
-        int ok;
-        if (m->reg == 2)
-            ok = ncclMemAlloc(b[i], bytes) == ncclSuccess;
-        else
-            ok = cudaMalloc(b[i], bytes) == cudaSuccess;
-        if (ok && m->reg == 1)
-            ok = nccl_ok(m, ncclCommRegister(m->comm, *b[i], bytes, &m->reg_handle[i]),
-                         "ncclCommRegister") == DL_OK;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-        if (ok && m->reg == 2)
-            ok = nccl_settled(m, ncclCommWindowRegister(m->comm, *b[i], bytes, &m->win[i],
-                                                        NCCL_WIN_COLL_SYMMETRIC),
-                              "ncclCommWindowRegister") == DL_OK;
-#endif
-        if (!ok) {
-            cudaGetLastError(); /* not sticky: clear it */
-            free_buffers(m);
-            return 0;
-        }
-    }
-    m->cap = bytes;
-    return 1;
-}
-
-/* Buffers for the largest case at once, so a sweep of growing sizes does
- * not free and allocate again at every step; where that much does not fit,
- * what this case needs (the larger cases then fail on their own). The
- * scratch copy only in-place all-to-all and send/receive need comes when
- * such a case does. */
-static dl_status_t ensure(nccl_ctx_t *m, size_t bytes, int scratch)
-{
-    if (m->reg == 2 && bytes > m->cap && m->cap) { /* a window is every rank's step: no regrowth */
-        dl_err("rank %d: -R 2 registers the buffers once, at %zu bytes; this case needs %zu "
-               "(raise -e)", m->rank, m->cap, bytes);
-        return DL_ERR_USAGE;
-    }
-    if (bytes > m->cap && !(m->cap_hint > bytes && alloc_buffers(m, m->cap_hint)) &&
-        !alloc_buffers(m, bytes)) {
-        dl_err("rank %d: cannot allocate 2 x %zu bytes on GPU %d", m->rank, bytes, m->device);
-        return DL_ERR_NOMEM;
-    }
-    if (!scratch || bytes <= m->scratch_cap)
-        return DL_OK;
-    cudaFree(m->scratch);
-    m->scratch_cap = 0;
-    if (cudaMalloc(&m->scratch, m->cap) != cudaSuccess) {
-        cudaGetLastError();
-        m->scratch = NULL;
-        dl_err("rank %d: cannot allocate a third buffer of %zu bytes on GPU %d", m->rank, m->cap,
-               m->device);
-        return DL_ERR_NOMEM;
-    }
-    m->scratch_cap = m->cap;
-    return DL_OK;
-}
-
-static ncclDataType_t nccl_type(dl_dtype_t dt)
+ncclDataType_t nccl_type(dl_dtype_t dt)
 {
     static const ncclDataType_t map[DL_DT_COUNT] = {
         ncclFloat32, ncclFloat16, ncclBfloat16, ncclFloat64, ncclInt32, ncclInt8,
@@ -315,8 +170,6 @@ static ncclDataType_t nccl_type(dl_dtype_t dt)
     return map[dt];
 }
 
-static const ncclRedOp_t nccl_ops[DL_OP_COUNT] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
-
 static dl_dev_type_t dev_type(const dl_case_t *c, int nranks)
 {
     return (dl_dev_type_t){.dtype = (int)c->dtype,
@@ -329,6 +182,10 @@ static dl_dev_type_t dev_type(const dl_case_t *c, int nranks)
 
 static int nccl_supports(const dl_case_t *c, char *why, size_t len)
 {
+    if (!nccl_has_call(c->coll->id)) {
+        snprintf(why, len, "the nccl backend has no call for %s", c->coll->name);
+        return 0;
+    }
     int fp8 = c->dtype == DL_DT_FP8E4M3 || c->dtype == DL_DT_FP8E5M2;
     if (fp8 && c->coll->has_op && c->op == DL_OP_AVG) { /* ncclInvalidArgument in 2.28 */
         snprintf(why, len, "NCCL has no avg for fp8 types");
@@ -347,6 +204,24 @@ static int nccl_supports(const dl_case_t *c, char *why, size_t len)
     return 1;
 }
 
+/* All-to-all-v's per-peer counts and offsets, once per case. */
+static dl_status_t alltoallv_counts(nccl_ctx_t *m, const dl_case_t *c)
+{
+    int n = m->nranks;
+    size_t es = dl_dtype_size(c->dtype);
+    free(m->vcounts);
+    if (!(m->vcounts = malloc(4 * (size_t)n * sizeof(size_t))))
+        return DL_ERR_NOMEM;
+    size_t *sc = m->vcounts, *so = sc + n, *rc = so + n, *ro = rc + n;
+    for (int j = 0; j < n; j++) {
+        sc[j] = dl_alltoallv_count(m->rank, j, n, c->counts.requested, es);
+        rc[j] = dl_alltoallv_count(j, m->rank, n, c->counts.requested, es);
+        so[j] = j ? so[j - 1] + sc[j - 1] : 0;
+        ro[j] = j ? ro[j - 1] + rc[j - 1] : 0;
+    }
+    return DL_OK;
+}
+
 static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
 {
     nccl_ctx_t *m = ctx;
@@ -355,23 +230,10 @@ static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
         dl_err("dtype %s needs NCCL 2.24 or later", dl_dtype_names[c->dtype]);
         return DL_ERR_UNAVAILABLE;
     }
-    int scratch = c->place == DL_PLACE_IN &&
-                  (c->coll->id == DL_COLL_ALLTOALL || c->coll->id == DL_COLL_SENDRECV ||
-                   c->coll->id == DL_COLL_ALLTOALLV);
-    if (c->coll->id == DL_COLL_ALLTOALLV) { /* per-peer counts, once per case */
-        int n = m->nranks;
-        free(m->vcounts);
-        if (!(m->vcounts = malloc(4 * (size_t)n * sizeof(size_t))))
-            return DL_ERR_NOMEM;
-        size_t *sc = m->vcounts, *so = sc + n, *rc = so + n, *ro = rc + n;
-        for (int j = 0; j < n; j++) {
-            sc[j] = dl_alltoallv_count(m->rank, j, n, c->counts.requested, es);
-            rc[j] = dl_alltoallv_count(j, m->rank, n, c->counts.requested, es);
-            so[j] = j ? so[j - 1] + sc[j - 1] : 0;
-            ro[j] = j ? ro[j - 1] + rc[j - 1] : 0;
-        }
-    }
-    dl_status_t st = ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es, scratch);
+    if (c->coll->id == DL_COLL_ALLTOALLV && alltoallv_counts(m, c) != DL_OK)
+        return DL_ERR_NOMEM;
+    dl_status_t st = nccl_ensure(m, dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * es,
+                                 nccl_needs_scratch(c));
     if (st != DL_OK)
         return st;
     /* Poison the result region, then the send pattern where the call reads it. */
@@ -382,96 +244,7 @@ static dl_status_t nccl_prepare(void *ctx, const dl_case_t *c)
     dl_dev_type_t t = dev_type(c, m->nranks);
     CUDA_TRY(dl_dev_fill(dst, &t, c->coll->has_op, (int)c->op, m->rank, c->counts.send_count,
                          m->stream));
-    return wait_stream(m, "fill");
-}
-
-/* Enqueues one call of the case's collective on the stream. */
-static ncclResult_t enqueue(nccl_ctx_t *m, const dl_case_t *c)
-{
-    const dl_counts_t *k = &c->counts;
-    size_t es = dl_dtype_size(c->dtype);
-    int in = c->place == DL_PLACE_IN;
-    ncclDataType_t t = nccl_type(c->dtype);
-    ncclRedOp_t op = nccl_ops[c->op];
-    char *rb = (char *)m->recv + m->shift, *sb = (char *)m->send + m->shift;
-    char *recv = rb, *send = in ? rb + k->inplace_send_offset * es : sb;
-    switch (c->coll->id) {
-    case DL_COLL_ALLREDUCE:
-        return ncclAllReduce(send, recv, k->param_count, t, op, m->comm, m->stream);
-    case DL_COLL_REDUCE:
-        return ncclReduce(send, recv, k->param_count, t, op, c->root, m->comm, m->stream);
-    case DL_COLL_BROADCAST:
-        return ncclBroadcast(send, recv, k->param_count, t, c->root, m->comm, m->stream);
-    case DL_COLL_ALLGATHER:
-        return ncclAllGather(send, recv, k->param_count, t, m->comm, m->stream);
-    case DL_COLL_REDUCESCATTER:
-        if (in)
-            recv = rb + k->inplace_recv_offset * es;
-        return ncclReduceScatter(send, recv, k->param_count, t, op, m->comm, m->stream);
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-    case DL_COLL_GATHER: /* in place: the send block at its place in recv (counts) */
-        return ncclGather(send, recv, k->param_count, t, c->root, m->comm, m->stream);
-    case DL_COLL_SCATTER:
-        if (in) {
-            send = rb;
-            recv = rb + k->inplace_recv_offset * es;
-        }
-        return ncclScatter(send, recv, k->param_count, t, c->root, m->comm, m->stream);
-#else
-    case DL_COLL_GATHER:
-    case DL_COLL_SCATTER:
-#endif
-    case DL_COLL_ALLTOALL:
-    case DL_COLL_ALLTOALLV:
-    case DL_COLL_SENDRECV:
-        break;
-    default:
-        return ncclInvalidArgument;
-    }
-    if (c->coll->id == DL_COLL_GATHER || c->coll->id == DL_COLL_SCATTER) {
-        /* Before NCCL 2.28 (out of place only, nccl_supports): the root's n
-         * receives or sends in a group, as nccl-tests does. */
-        int gather = c->coll->id == DL_COLL_GATHER;
-        size_t blk = k->param_count * es;
-        ncclResult_t r = ncclGroupStart();
-        if (m->rank == c->root)
-            for (int p = 0; p < m->nranks; p++)
-                gather ? ncclRecv(recv + p * blk, k->param_count, t, p, m->comm, m->stream)
-                       : ncclSend(send + p * blk, k->param_count, t, p, m->comm, m->stream);
-        gather ? ncclSend(send, k->param_count, t, c->root, m->comm, m->stream)
-               : ncclRecv(recv, k->param_count, t, c->root, m->comm, m->stream);
-        ncclResult_t g = ncclGroupEnd();
-        return r != ncclSuccess ? r : g;
-    }
-    /* Point-to-point collectives cannot read and write one buffer at once:
-     * in place, send from a copy made on the same stream (part of the time). */
-    if (in) {
-        if (cudaMemcpyAsync(m->scratch, rb, k->send_count * es, cudaMemcpyDeviceToDevice,
-                            m->stream) != cudaSuccess)
-            return ncclUnhandledCudaError;
-        send = m->scratch;
-    }
-    ncclResult_t r = ncclGroupStart();
-    if (c->coll->id == DL_COLL_SENDRECV) {
-        int to = (m->rank + 1) % m->nranks, from = (m->rank - 1 + m->nranks) % m->nranks;
-        ncclSend(send, k->param_count, t, to, m->comm, m->stream);
-        ncclRecv(recv, k->param_count, t, from, m->comm, m->stream);
-    } else if (c->coll->id == DL_COLL_ALLTOALLV) { /* as nccl-tests: a send and a receive per peer */
-        const size_t *sc = m->vcounts, *so = sc + m->nranks, *rc = so + m->nranks, *ro = rc + m->nranks;
-        for (int p = 0; p < m->nranks; p++) {
-            if (sc[p])
-                ncclSend(send + so[p] * es, sc[p], t, p, m->comm, m->stream);
-            if (rc[p])
-                ncclRecv(recv + ro[p] * es, rc[p], t, p, m->comm, m->stream);
-        }
-    } else {
-        for (int p = 0; p < m->nranks; p++) {
-            ncclSend(send + (size_t)p * k->param_count * es, k->param_count, t, p, m->comm, m->stream);
-            ncclRecv(recv + (size_t)p * k->param_count * es, k->param_count, t, p, m->comm, m->stream);
-        }
-    }
-    ncclResult_t g = ncclGroupEnd();
-    return r != ncclSuccess ? r : g;
+    return nccl_wait_stream(m, "fill");
 }
 
 static dl_status_t ensure_events(nccl_ctx_t *m, int n)
@@ -487,63 +260,6 @@ static dl_status_t ensure_events(nccl_ctx_t *m, int n)
     return DL_OK;
 }
 
-/* A timed call's slice of the buffers. Where the buffers (sized for the
- * plan's largest case) hold several copies of this case's bytes, each
- * timed call moves the next one, as nccl-tests does: a size the L2 cache
- * would hold is then timed from memory, as a job's fresh gradients are,
- * not from the cache the previous call left warm. Slices start 256-byte
- * aligned; the checks use slice 0. --no-rotate keeps every call on it. */
-static void next_slice(nccl_ctx_t *m, const dl_case_t *c)
-{
-    size_t bytes = dl_counts_buffer_elems(&c->counts, DL_PLACE_IN, 1) * dl_dtype_size(c->dtype);
-    size_t step = (bytes + 255) & ~(size_t)255;
-    size_t n = m->no_rotate || !step ? 1 : m->cap / step;
-    m->shift = n > 1 ? step * (m->slice++ % n) : 0;
-}
-
-/* --graph N: N calls captured once per case, replayed as one unit. */
-static dl_status_t ensure_graph(nccl_ctx_t *m, const dl_case_t *c)
-{
-    if (m->has_graph && memcmp(&m->graph_case, c, sizeof(*c)) == 0)
-        return DL_OK;
-    if (m->has_graph)
-        cudaGraphExecDestroy(m->graph);
-    m->has_graph = 0;
-    cudaGraph_t g;
-    CUDA_TRY(cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
-    dl_status_t st = DL_OK;
-    for (int i = 0; i < m->graph_iters && st == DL_OK; i++) {
-        next_slice(m, c);
-        st = call_ok(m, enqueue(m, c), c);
-    }
-    m->shift = 0;
-    cudaError_t e = cudaStreamEndCapture(m->stream, &g);
-    if (st != DL_OK)
-        return st;
-    if (e != cudaSuccess)
-        return cuda_fail("cudaStreamEndCapture", e);
-    e = cudaGraphInstantiate(&m->graph, g, 0);
-    cudaGraphDestroy(g);
-    if (e != cudaSuccess)
-        return cuda_fail("cudaGraphInstantiate", e);
-    m->graph_case = *c;
-    m->has_graph = 1;
-    return DL_OK;
-}
-
-/* One unit of timing: a call, or a replay of the graph of graph_iters calls. */
-static dl_status_t launch_unit(nccl_ctx_t *m, const dl_case_t *c)
-{
-    if (m->graph_iters > 0) {
-        cudaError_t e = cudaGraphLaunch(m->graph, m->stream);
-        return e == cudaSuccess ? DL_OK : cuda_fail("cudaGraphLaunch", e);
-    }
-    next_slice(m, c);
-    ncclResult_t r = enqueue(m, c);
-    m->shift = 0;
-    return call_ok(m, r, c);
-}
-
 /* The start spin's bound, should the host never say go. */
 #define PRIME_MAX_SECONDS 0.001
 
@@ -552,7 +268,7 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
     nccl_ctx_t *m = ctx;
     dl_status_t st = ensure_events(m, times ? iters + 1 : 2);
     if (st == DL_OK && m->graph_iters > 0)
-        st = ensure_graph(m, c);
+        st = nccl_ensure_graph(m, c);
     if (st != DL_OK)
         return st;
     /* Without times (the measurement loop's timed batches) one event pair
@@ -566,7 +282,7 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
     CUDA_TRY(dl_dev_spin(m->d_go, PRIME_MAX_SECONDS, m->stream));
     CUDA_TRY(cudaEventRecord(m->ev[0], m->stream));
     for (int i = 0; i < iters && st == DL_OK; i++) {
-        st = launch_unit(m, c);
+        st = nccl_launch_unit(m, c);
         if (st == DL_OK && times)
             CUDA_TRY(cudaEventRecord(m->ev[i + 1], m->stream));
         if (i == 0) /* queued (or failed): the spin ends */
@@ -576,7 +292,7 @@ static dl_status_t nccl_run(void *ctx, const dl_case_t *c, int iters, double *ti
     if (!times)
         CUDA_TRY(cudaEventRecord(m->ev[last], m->stream));
     if (st == DL_OK)
-        st = wait_stream(m, c->coll->name);
+        st = nccl_wait_stream(m, c->coll->name);
     if (st != DL_OK)
         return st;
     float ms = 0;
@@ -609,9 +325,9 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     nccl_ctx_t *m = ctx;
     dl_status_t st = nccl_prepare(ctx, c);
     if (st == DL_OK)
-        st = call_ok(m, enqueue(m, c), c);
+        st = nccl_call_ok(m, nccl_enqueue(m, c), c);
     if (st == DL_OK)
-        st = wait_stream(m, c->coll->name);
+        st = nccl_wait_stream(m, c->coll->name);
     if (st != DL_OK)
         return st;
     size_t es = dl_dtype_size(c->dtype);
@@ -631,7 +347,7 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
         free(h);
         if (e != cudaSuccess) {
             cudaFree(voff);
-            return cuda_fail("alltoallv check offsets", e);
+            return nccl_cuda_fail("alltoallv check offsets", e);
         }
         k.voff = voff;
     }
@@ -641,7 +357,7 @@ static dl_status_t nccl_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
     CUDA_TRY(cudaMemcpyAsync(m->d_wrong, w, sizeof(w), cudaMemcpyHostToDevice, m->stream));
     CUDA_TRY(dl_dev_check(res, &t, &k, m->d_wrong, m->stream));
     CUDA_TRY(cudaMemcpyAsync(w, m->d_wrong, sizeof(w), cudaMemcpyDeviceToHost, m->stream));
-    st = wait_stream(m, "check");
+    st = nccl_wait_stream(m, "check");
     cudaFree(voff); /* NULL but for alltoallv */
     *wrong = w[0];
     if (st == DL_OK && w[0])
@@ -655,7 +371,7 @@ static void nccl_fini(void *ctx)
     if (!m)
         return;
     double t0 = dl_now();
-    deregister(m);
+    nccl_deregister(m);
     if (m->comm) {
         /* A clean finalize can block on a peer that is gone: bounded, then
          * abort, which releases everything whether or not it completed. */
@@ -678,7 +394,7 @@ static void nccl_fini(void *ctx)
     free(m->ev);
     free(m->vcounts);
     double t2 = dl_now();
-    free_buffers(m);
+    nccl_free_buffers(m);
     if (m->h_go)
         cudaFreeHost((void *)m->h_go);
     cudaFree(m->d_wrong);
@@ -725,19 +441,17 @@ static void nccl_traits(void *ctx, dl_backend_traits_t *t)
     t->unit_calls = m && m->graph_iters > 0 ? m->graph_iters : 1;
 }
 
-static const char *reg_level(const void *f)
-{
-    long v = *(const long *)f;
-    return v >= 0 && v <= 2 ? NULL : "must be 0, 1 or 2";
-}
+static const char *const reg_level_names[] = {"0", "1", "2"}; /* the level is the index */
+static const dl_choices_t reg_levels = {.noun = "registration", .names = reg_level_names,
+                                        .n = 3};
 
 static const dl_opt_t nccl_opts[] = {
     {"graph", 'G', DL_OPT_INT, "0", "N", "nccl: calls captured per CUDA graph, replayed as one (0: no graphs)",
      offsetof(nccl_opts_t, graph_iters), dl_opt_nonneg_long},
-    {"register", 'R', DL_OPT_INT, "0", "0|1|2",
+    {"register", 'R', DL_OPT_ENUM, "0", "LEVEL",
      "nccl: 1 registers the buffers (ncclCommRegister), 2 allocates them with ncclMemAlloc as "
      "symmetric windows (NCCL 2.27+), as nccl-tests' -R",
-     offsetof(nccl_opts_t, reg), reg_level},
+     offsetof(nccl_opts_t, reg), NULL, &reg_levels},
     {"no-rotate", 0, DL_OPT_FLAG, "0", NULL,
      "nccl: every timed call on the same bytes (default: each on the next slice of the buffers, "
      "as nccl-tests does, so no size is timed from the L2 cache)",
@@ -746,8 +460,7 @@ static const dl_opt_t nccl_opts[] = {
 
 const dl_backend_ops_t dl_backend_nccl = {
     .name = "nccl",
-    .abi = DL_BACKEND_ABI,
-    .caps = DL_CAP_WORKER | DL_CAP_GRAPHS | DL_CAP_SPLIT | DL_CAP_DEVICE,
+    .caps = DL_CAP_WORKER | DL_CAP_SPLIT | DL_CAP_DEVICE,
     .opts = nccl_opts,
     .nopts = DL_ARRAY_SIZE(nccl_opts),
     .opts_size = sizeof(nccl_opts_t),
