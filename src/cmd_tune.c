@@ -1,15 +1,19 @@
 /* dlcomm tune: a model's gradients, bucketed as DDP or Horovod would, each
  * candidate setting's step measured for real, the one with the least
- * exposed communication recommended. The measurement is sweep's (backend,
- * profiles, watchdog, checks, faults, run.json): tune hands it a step plan. */
+ * exposed communication recommended. The measurement is a job (src/job/:
+ * backend, profiles, watchdog, checks, faults, run.json) running tune's
+ * step plan, its rows collected by tune's sink over the run record's. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <mpi.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 #include "commands.h"
+#include "job/job.h"
+#include "results/results.h"
 #include "measure/measure.h"
 #include "sys/launcher.h"
 #include "tune/tune.h"
@@ -95,9 +99,8 @@ typedef struct {
     double *ready, backward_s;
     cand_t *c;
     size_t nc;
-    uint64_t *sizes;
-    size_t nsizes;
-    const char *argv0_line;
+    dl_step_t *steps; /* the plan: candidate i's buckets are step i */
+    dl_call_t *calls;
 } tune_t;
 
 static dl_status_t parse_list(const char *opt, const char *s, int zero_ok, double **out,
@@ -175,14 +178,16 @@ static dl_status_t build(tune_t *t)
     free(b);
     size_t n = 0;
     for (size_t i = 0; i < t->nc; i++)
-        n += t->c[i].bs.n + 1;
-    t->sizes = st == DL_OK ? calloc(n, sizeof(uint64_t)) : NULL;
-    if (st == DL_OK && !t->sizes)
+        n += t->c[i].bs.n;
+    t->steps = st == DL_OK ? calloc(t->nc + 1, sizeof(dl_step_t)) : NULL;
+    t->calls = st == DL_OK ? calloc(n + 1, sizeof(dl_call_t)) : NULL;
+    if (st == DL_OK && (!t->steps || !t->calls))
         st = DL_ERR_NOMEM;
-    for (size_t i = 0; st == DL_OK && i < t->nc; i++) {
-        for (size_t k = 0; k < t->c[i].bs.n; k++)
-            t->sizes[t->nsizes++] = DL_STEP_SIZE(t->c[i].bs.b[k].bytes, t->c[i].bs.b[k].dtype);
-        t->sizes[t->nsizes++] = 0;
+    for (size_t i = 0, k = 0; st == DL_OK && i < t->nc; i++) {
+        t->steps[i] = (dl_step_t){.calls = t->calls + k, .ncalls = t->c[i].bs.n};
+        for (size_t b = 0; b < t->c[i].bs.n; b++)
+            t->calls[k++] = (dl_call_t){.bytes = t->c[i].bs.b[b].bytes,
+                                        .dtype = t->c[i].bs.b[b].dtype};
     }
     return st;
 }
@@ -191,6 +196,7 @@ static dl_status_t build(tune_t *t)
 
 typedef struct {
     const char *profile;
+    const dl_profile_t *prof; /* its settings (NULL: the backend's implicit one) */
     size_t cand;
     int measured;
     double step_s, step_ci_s, comm_s, exposed_s, end_s, pred_s;
@@ -204,42 +210,63 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(j) ? j->valuedouble : NAN;
 }
 
-static double time_field(const cJSON *row, const char *k)
-{
-    return num(cJSON_GetObjectItemCaseSensitive(row, "time_us"), k) * 1e-6;
-}
+/* The measured rows, kept by the plan's step and call indices (rank 0):
+ * a profile that ran adds one entry per candidate. */
+typedef struct {
+    tune_t *t;
+    dl_sink_t inner; /* the run record's */
+    dl_run_sink_t *rs;
+    meas_t *ms;
+    size_t n, cap, base; /* entries; the running profile's first */
+    int running;
+} tune_sink_t;
 
-/* A profile's rows, in plan order: each candidate's calls, then its step. */
-static size_t read_profile(const tune_t *t, const cJSON *prof, meas_t *out)
+static dl_status_t profile_entries(tune_sink_t *k, const char *name, const dl_profile_t *p)
 {
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(prof, "results");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(prof, "name");
-    const cJSON *r = cJSON_IsArray(rows) ? rows->child : NULL;
-    for (size_t i = 0; i < t->nc; i++) {
-        meas_t *m = &out[i];
+    const tune_t *t = k->t;
+    if (k->n + t->nc > k->cap) {
+        size_t cap = (k->n + t->nc) * 2;
+        meas_t *ms = realloc(k->ms, cap * sizeof(*ms));
+        if (!ms)
+            return DL_ERR_NOMEM;
+        k->ms = ms;
+        k->cap = cap;
+    }
+    k->base = k->n;
+    for (size_t i = 0; i < t->nc; i++, k->n++) {
+        meas_t *m = &k->ms[k->n];
         memset(m, 0, sizeof(*m));
-        m->profile = cJSON_IsString(name) ? name->valuestring : "?";
+        m->profile = name;
+        m->prof = p;
         m->cand = i;
         m->pred_s = NAN;
         m->call_s = calloc(t->c[i].bs.n ? t->c[i].bs.n : 1, sizeof(double));
-        size_t k = 0;
-        for (; r && k < t->c[i].bs.n; k++, r = r->next)
-            m->call_s[k] = time_field(r, "mean");
-        if (!r || k < t->c[i].bs.n)
-            continue; /* the profile ended before this step */
-        m->measured = 1;
-        m->step_s = time_field(r, "mean");
-        m->step_ci_s = time_field(r, "ci95");
-        const cJSON *cv = cJSON_GetObjectItemCaseSensitive(r, "converged");
-        m->converged = cJSON_IsTrue(cv);
-        r = r->next;
-        dl_timeline_t tl;
-        dl_timeline(&t->c[i].bs, m->call_s, t->backward_s, &tl);
-        m->comm_s = tl.comm_s;
-        m->exposed_s = tl.exposed_s;
-        m->end_s = tl.end_s;
+        if (!m->call_s)
+            return DL_ERR_NOMEM;
     }
-    return t->nc;
+    return DL_OK;
+}
+
+static void row_in(tune_sink_t *k, const dl_result_t *r)
+{
+    const tune_t *t = k->t;
+    if (!k->running || r->step < 0 || (size_t)r->step >= t->nc)
+        return;
+    meas_t *m = &k->ms[k->base + (size_t)r->step];
+    const dl_buckets_t *bs = &t->c[r->step].bs;
+    if (r->call >= 0 && (size_t)r->call < bs->n) {
+        m->call_s[r->call] = r->t.mean;
+        return;
+    }
+    m->measured = 1;
+    m->step_s = r->t.mean;
+    m->step_ci_s = r->t.ci95;
+    m->converged = r->converged;
+    dl_timeline_t tl;
+    dl_timeline(bs, m->call_s, t->backward_s, &tl);
+    m->comm_s = tl.comm_s;
+    m->exposed_s = tl.exposed_s;
+    m->end_s = tl.end_s;
 }
 
 /* The curve's time for each fused size, summed: what a sweep alone predicts. */
@@ -269,7 +296,7 @@ static void setting(const tune_t *t, const cand_t *c, char *buf, size_t len)
 }
 
 /* The lines a user pastes for candidate c (and its profile's settings). */
-static cJSON *paste_lines(const tune_t *t, const cand_t *c, const cJSON *prof)
+static cJSON *paste_lines(const tune_t *t, const cand_t *c, const dl_profile_t *prof)
 {
     cJSON *a = cJSON_CreateArray();
     char line[256];
@@ -283,12 +310,14 @@ static cJSON *paste_lines(const tune_t *t, const cand_t *c, const cJSON *prof)
         snprintf(line, sizeof(line), "DistributedDataParallel(..., bucket_cap_mb=%g)", c->cap_mb);
         cJSON_AddItemToArray(a, cJSON_CreateString(line));
     }
-    const cJSON *env = prof ? cJSON_GetObjectItemCaseSensitive(prof, "env") : NULL;
-    for (const cJSON *e = env ? env->child : NULL; e; e = e->next)
-        if (cJSON_IsString(e)) {
-            snprintf(line, sizeof(line), "%s=%s", e->string, e->valuestring);
-            cJSON_AddItemToArray(a, cJSON_CreateString(line));
-        }
+    for (int i = 0; prof && i < prof->nenv; i++) {
+        const char *eq = strchr(prof->env[i], '=');
+        snprintf(line, sizeof(line), "%.*s", (int)(eq - prof->env[i]), prof->env[i]);
+        if (dl_env_credential_like(line)) /* the record's rule for a profile's env */
+            continue;
+        snprintf(line, sizeof(line), "%s", prof->env[i]);
+        cJSON_AddItemToArray(a, cJSON_CreateString(line));
+    }
     return a;
 }
 
@@ -343,21 +372,10 @@ static cJSON *cand_json(const tune_t *t, const meas_t *m)
     return o;
 }
 
-static const cJSON *profile_of(const cJSON *run, const char *name)
-{
-    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(run, "profiles");
-    for (const cJSON *p = ps ? ps->child : NULL; p; p = p->next) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
-        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
-            return p;
-    }
-    return NULL;
-}
-
 /* The recommendation: least exposed time; a winner only when its lead over
  * the next is beyond both CIs, else every setting within them, the least
  * communication first. */
-static cJSON *recommend(const tune_t *t, const cJSON *run, meas_t **ok, size_t n)
+static cJSON *recommend(const tune_t *t, meas_t **ok, size_t n)
 {
     cJSON *r = cJSON_CreateObject();
     if (!n) {
@@ -380,7 +398,7 @@ static cJSON *recommend(const tune_t *t, const cJSON *run, meas_t **ok, size_t n
         cJSON_AddNumberToObject(o, "exposed_us", ok[i]->exposed_s * 1e6);
         cJSON_AddNumberToObject(o, "comm_us", ok[i]->comm_s * 1e6);
         cJSON_AddItemToObject(o, "paste",
-                              paste_lines(t, &t->c[ok[i]->cand], profile_of(run, ok[i]->profile)));
+                              paste_lines(t, &t->c[ok[i]->cand], ok[i]->prof));
     }
     return r;
 }
@@ -424,33 +442,9 @@ static void print_summary(const tune_t *t, meas_t *ms, size_t n, const cJSON *re
     }
 }
 
-static dl_status_t finish(void *arg, void *runp, const char *dir, dl_status_t mst)
+/* The "tune" object: the model, the setting space, every candidate. */
+static cJSON *tune_json(const tune_t *t, meas_t *ms, size_t n)
 {
-    tune_t *t = arg;
-    cJSON *run = runp;
-    (void)dir;
-    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(run, "profiles");
-    size_t np = (size_t)cJSON_GetArraySize(ps), n = 0, nok = 0;
-    meas_t *ms = calloc(np * t->nc + 1, sizeof(*ms));
-    meas_t **ok = calloc(np * t->nc + 1, sizeof(*ok));
-    dl_run_t curve;
-    int have_curve = 0;
-    dl_status_t st = ms && ok ? DL_OK : DL_ERR_NOMEM;
-    if (st == DL_OK && t->o.curve) {
-        st = dl_an_load(t->o.curve, &curve); /* checked before the run too */
-        have_curve = st == DL_OK;
-    }
-    for (const cJSON *p = ps ? ps->child : NULL; st == DL_OK && p; p = p->next) {
-        const cJSON *pst = cJSON_GetObjectItemCaseSensitive(p, "status");
-        if (cJSON_IsString(pst) && strcmp(pst->valuestring, "skipped") == 0)
-            continue;
-        n += read_profile(t, p, ms + n);
-    }
-    if (have_curve)
-        predict(t, &curve, ms, n);
-    for (size_t i = 0; i < n; i++)
-        if (ms[i].measured)
-            ok[nok++] = &ms[i];
     cJSON *tj = cJSON_CreateObject();
     cJSON_AddNumberToObject(tj, "schema", 1);
     cJSON *mj = cJSON_AddObjectToObject(tj, "model");
@@ -471,37 +465,109 @@ static dl_status_t finish(void *arg, void *runp, const char *dir, dl_status_t ms
     cJSON *cj = cJSON_AddArrayToObject(tj, "candidates");
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(cj, cand_json(t, &ms[i]));
-    cJSON *rec = recommend(t, run, ok, nok);
-    cJSON_AddItemToObject(tj, "recommendation", rec);
-    if (!t->quiet && n)
-        print_summary(t, ms, n, rec);
-    cJSON_AddNumberToObject(tj, "measurement_exit_code", dl_status_exit_code(mst));
-    if (st == DL_OK && t->o.json) { /* the tune record: the run's header and the analysis */
-        cJSON *doc = cJSON_Duplicate(tj, 1);
-        static const char *const keep[] = {"command", "started", "tool_version", "fingerprint",
-                                           "options"};
-        for (size_t k = 0; doc && k < DL_ARRAY_SIZE(keep); k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, keep[k]);
-            if (v)
-                cJSON_AddItemToObject(doc, keep[k], cJSON_Duplicate(v, 1));
-        }
-        char *text = doc ? cJSON_Print(doc) : NULL;
-        st = text ? dl_write_atomic(t->o.json, text, strlen(text)) : DL_ERR_NOMEM;
-        if (st != DL_OK)
-            dl_err("--json %s: cannot write it", t->o.json);
-        else if (!t->quiet)
-            printf("# wrote %s and %s/run.json\n", t->o.json, dir);
-        free(text);
-        cJSON_Delete(doc);
+    return tj;
+}
+
+/* --json: the run's header and tune's analysis. */
+static dl_status_t write_json(const tune_t *t, const cJSON *run, const cJSON *tj, const char *dir)
+{
+    cJSON *doc = cJSON_Duplicate(tj, 1);
+    static const char *const keep[] = {"command", "started", "tool_version", "fingerprint",
+                                       "options"};
+    for (size_t k = 0; doc && k < DL_ARRAY_SIZE(keep); k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, keep[k]);
+        if (v)
+            cJSON_AddItemToObject(doc, keep[k], cJSON_Duplicate(v, 1));
     }
-    cJSON_AddItemToObject(run, "tune", tj);
-    for (size_t i = 0; i < np * t->nc; i++)
-        free(ms[i].call_s);
-    free(ms);
-    free(ok);
-    if (have_curve)
-        dl_an_free(&curve);
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    dl_status_t st = text ? dl_write_atomic(t->o.json, text, strlen(text)) : DL_ERR_NOMEM;
+    if (st != DL_OK)
+        dl_err("--json %s: cannot write it", t->o.json);
+    else if (!t->quiet)
+        printf("# wrote %s and %s/run.json\n", t->o.json, dir);
+    free(text);
+    cJSON_Delete(doc);
     return st;
+}
+
+/* Rank 0, after the measurement, before the record's last write: the
+ * prediction, the recommendation, the summary and the files. */
+static dl_status_t finish(tune_sink_t *k, cJSON *run, const char *dir, dl_status_t mst)
+{
+    const tune_t *t = k->t;
+    meas_t **ok = calloc(k->n + 1, sizeof(*ok));
+    size_t nok = 0;
+    dl_run_t curve;
+    dl_status_t st = ok ? DL_OK : DL_ERR_NOMEM;
+    if (st == DL_OK && t->o.curve && (st = dl_an_load(t->o.curve, &curve)) == DL_OK) {
+        predict(t, &curve, k->ms, k->n); /* checked before the run too */
+        dl_an_free(&curve);
+    }
+    for (size_t i = 0; i < k->n; i++)
+        if (k->ms[i].measured)
+            ok[nok++] = &k->ms[i];
+    cJSON *tj = tune_json(t, k->ms, k->n);
+    cJSON *rec = recommend(t, ok, nok);
+    cJSON_AddItemToObject(tj, "recommendation", rec);
+    if (!t->quiet && k->n)
+        print_summary(t, k->ms, k->n, rec);
+    cJSON_AddNumberToObject(tj, "measurement_exit_code", dl_status_exit_code(mst));
+    if (st == DL_OK && t->o.json)
+        st = write_json(t, run, tj, dir);
+    cJSON_AddItemToObject(run, "tune", tj);
+    free(ok);
+    return st;
+}
+
+/* ---- the sink: the run record's, with tune's rows kept aside ---- */
+
+static dl_status_t ts_begin(void *arg, dl_job_t *j)
+{
+    tune_sink_t *k = arg;
+    return k->inner.begin(k->inner.arg, j);
+}
+
+static cJSON *ts_profile(void *arg, const dl_job_t *j, const dl_profile_t *p, const char *label,
+                         const char *skip)
+{
+    tune_sink_t *k = arg;
+    k->running = !skip && profile_entries(k, p ? p->name : j->be->name, p) == DL_OK;
+    return k->inner.profile(k->inner.arg, j, p, label, skip);
+}
+
+static dl_status_t ts_result(void *arg, dl_result_t *r)
+{
+    tune_sink_t *k = arg;
+    dl_status_t st = k->inner.result(k->inner.arg, r);
+    row_in(k, r); /* rank 0's: no profile runs elsewhere */
+    return st;
+}
+
+static void ts_profile_end(void *arg, const dl_job_t *j, const char *status, const char *reason)
+{
+    tune_sink_t *k = arg;
+    k->inner.profile_end(k->inner.arg, j, status, reason);
+}
+
+static void ts_interrupted(void *arg, const dl_job_t *j, int sig)
+{
+    tune_sink_t *k = arg;
+    k->inner.interrupted(k->inner.arg, j, sig);
+}
+
+static dl_status_t ts_end(void *arg, dl_job_t *j, dl_status_t st)
+{
+    tune_sink_t *k = arg;
+    st = dl_status_worse(st, finish(k, dl_run_sink_record(k->rs), j->dir, st));
+    return k->inner.end(k->inner.arg, j, st);
+}
+
+static void tune_sink_free(tune_sink_t *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->ms[i].call_s);
+    free(k->ms);
+    dl_run_sink_free(k->rs);
 }
 
 /* ---- the command line: tune's own options, the rest for the measurement ---- */
@@ -651,9 +717,88 @@ static void tune_free(tune_t *t)
     for (size_t i = 0; i < t->nc; i++)
         dl_buckets_free(&t->c[i].bs);
     free(t->c);
-    free(t->sizes);
+    free(t->steps);
+    free(t->calls);
     free(t->ready);
     dl_model_free(&t->m);
+}
+
+/* The measurement's options: the job's rows and every backend's. */
+typedef struct {
+    dl_job_opts_t m;
+} meas_opts_t;
+static const dl_opt_t meas_opts[] = {
+    DL_JOB_TIMING_ROWS(meas_opts_t, m),
+    DL_JOB_RUN_ROWS(meas_opts_t, m),
+};
+
+/* The step plan from the candidates and the measurement's options. */
+static dl_status_t meas_parse(tune_t *t, dl_optset_t *set, int argc, char **argv, dl_plan_t *plan,
+                              dl_inject_t *inj)
+{
+    const meas_opts_t *mo = set->target;
+    int help = 0;
+    dl_status_t st = dl_opts_parse(set->opts, set->n, set->target, argc - 1, argv + 1, NULL, 0,
+                                   NULL, &help);
+    memset(plan, 0, sizeof(*plan));
+    plan->kind = DL_PLAN_STEPS;
+    plan->places = 2; /* in place, as the frameworks reduce gradients */
+    plan->steps.v = t->steps;
+    plan->steps.n = t->nc;
+    plan->mo.arrivals = 1;
+    if (st == DL_OK)
+        st = dl_job_timing(&mo->m, &plan->mo);
+    if (st == DL_OK)
+        st = dl_inject_parse(getenv("DLCOMM_INJECT"), inj);
+    if (st == DL_OK && dl_launcher_is_rank0()) /* rank 0 writes: its host decides */
+        st = dl_an_sweep_check(0, NULL, NULL, mo->m.out);
+    return st;
+}
+
+/* The measurement: a job running the step plan into tune's sink. */
+static int measure(tune_t *t, dl_optset_t *set, dl_plan_t *plan, const dl_inject_t *inj,
+                   int argc, char **argv)
+{
+    const meas_opts_t *mo = set->target;
+    dl_job_cfg_t jc = {.command = "dlcomm tune", .o = &mo->m, .set = set, .inject = inj,
+                       .plan = plan, .argc = argc - 1, .argv = argv + 1};
+    dl_job_t job;
+    int code = dl_job_open(&jc, &job);
+    if (code != 0)
+        return code;
+    tune_sink_t k = {.t = t};
+    dl_run_sink_cfg_t rc = {.quiet = mo->m.quiet};
+    dl_status_t st = dl_run_sink_new(&rc, &k.rs, &k.inner);
+    dl_sink_t sink = {.arg = &k, .begin = ts_begin, .profile = ts_profile, .result = ts_result,
+                      .profile_end = ts_profile_end, .interrupted = ts_interrupted, .end = ts_end};
+    if (st == DL_OK)
+        st = dl_job_run(&job, plan, &sink);
+    code = dl_job_close(&job, st, &sink);
+    tune_sink_free(&k);
+    return code;
+}
+
+static int run_measured(tune_t *t, int argc, char **argv)
+{
+    dl_optset_t set;
+    dl_plan_t plan;
+    dl_inject_t inj;
+    if (dl_backend_optset(&set, meas_opts, DL_ARRAY_SIZE(meas_opts), sizeof(meas_opts_t)) != DL_OK)
+        return 3;
+    dl_log_set_mute(!dl_launcher_is_rank0());
+    dl_status_t st = meas_parse(t, &set, argc, argv, &plan, &inj);
+    dl_log_set_mute(0);
+    int code = dl_status_exit_code(st);
+    if (st == DL_OK) {
+        dl_log_set_quiet(((const meas_opts_t *)set.target)->m.quiet);
+        /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal locking on. */
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+        code = measure(t, &set, &plan, &inj, argc, argv);
+        MPI_Finalize();
+    }
+    dl_optset_free(&set);
+    return code;
 }
 
 static int tune_main(int argc, char **argv)
@@ -690,11 +835,8 @@ static int tune_main(int argc, char **argv)
     int code = dl_status_exit_code(st);
     if (st == DL_OK && t.o.plan_only)
         code = print_plan(&t);
-    else if (st == DL_OK) {
-        dl_sweep_hook_t hook = {.command = "dlcomm tune", .usage = usage, .sizes = t.sizes,
-                                .nsizes = t.nsizes, .places = 2, .finish = finish, .arg = &t};
-        code = dl_sweep_main(ntheirs, theirs, &hook);
-    }
+    else if (st == DL_OK)
+        code = run_measured(&t, ntheirs, theirs);
     tune_free(&t);
     free(mine);
     free(theirs);

@@ -36,22 +36,4 @@ int dl_man_main(int argc, char **argv, const dl_cmd_t *cmds, size_t n);
 int dl_cmd_takes_options(const dl_cmd_t *c);
 void dl_cmd_help(const dl_cmd_t *c, dl_help_style_t style);
 
-/* A plan another command measures through sweep's machinery (backend,
- * profiles, watchdog, checks, faults, run.json): tune's training steps. */
-#include <stdint.h>
-#include "util/util.h"
-typedef struct {
-    const char *command;   /* the record's command name ("dlcomm tune") */
-    const char *usage;     /* its --help text */
-    const uint64_t *sizes; /* a step plan (measure.h: DL_STEP_SIZE, 0 between steps) */
-    size_t nsizes;
-    uint32_t places;       /* bit 0 out of place, bit 1 in place */
-    /* Rank 0, after the measurement and before the record's last write:
-     * adds to run (a cJSON *) and writes its own files; st: how the
-     * measurement ended. Returns its own status. */
-    dl_status_t (*finish)(void *arg, void *run, const char *dir, dl_status_t st);
-    void *arg;
-} dl_sweep_hook_t;
-int dl_sweep_main(int argc, char **argv, const dl_sweep_hook_t *hook);
-
 #endif

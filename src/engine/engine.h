@@ -16,8 +16,8 @@
  * 12-byte header then `len` payload bytes.
  *   header  uint32 magic 'DLCW' | uint16 version | uint16 type | uint32 len
  *   W->S HELLO    uint32 version                     first message
- *   S->W CONFIG   dl_wire_config_t + nsizes uint64 + the backend's options
- *                 as their JSON echo (opts_len bytes): the plan, the rank
+ *   S->W CONFIG   dl_wire_config_t + nwords uint64 (the plan, dl_plan_pack) +
+ *                 the backend's options as their JSON echo (opts_len bytes)
  *   W->S INFO     JSON text: backend describe() facts
  *   W->S BCAST_ID blob (root's content matters)      S->W: root's blob
  *   W->S XC_MAX   n doubles                          S->W: element-wise max
@@ -54,7 +54,7 @@
 #include "../measure/measure.h"
 
 #define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
-#define DL_WIRE_VERSION 4
+#define DL_WIRE_VERSION 5
 #define DL_WIRE_MAX_LEN (64u << 20)
 
 typedef enum {
@@ -91,7 +91,8 @@ typedef struct {
 /* Both ends are the same executable, so fixed-layout structs are safe;
  * pointers never travel (collectives go by id). */
 typedef struct {
-    uint32_t colls, dtypes, ops, places;
+    int32_t kind;      /* dl_plan_kind_t */
+    uint32_t colls, dtypes, ops, places; /* a sweep's masks */
     int32_t root;
     dl_measure_opts_t mo; /* the plan's, as the supervisor has them */
     dl_inject_t inject;   /* the command's DLCOMM_INJECT, parsed */
@@ -99,7 +100,7 @@ typedef struct {
     int32_t rank, nranks, local_rank, local_size;
     char backend[32], profile[64], run_dir[1024];
     int32_t serve;     /* 1: no plan; the worker serves SV_* requests (a session) */
-    uint32_t nsizes;   /* followed by nsizes uint64 sizes */
+    uint32_t nwords;   /* followed by the plan's nwords uint64 (dl_plan_pack) */
     uint32_t opts_len; /* then the backend's options, JSON text */
 } dl_wire_config_t;
 
@@ -117,10 +118,11 @@ dl_status_t dl_msg_send2(int fd, uint16_t type, const void *a, uint32_t alen, co
 dl_status_t dl_msg_recv(int fd, dl_msg_t *m);
 void dl_msg_free(dl_msg_t *m);
 /* Sends CONFIG: w (its rank fields set by the caller) with the backend,
- * profile, run folder, sizes and the backend's options as their echo. */
+ * profile, run folder, the plan (NULL: none, a session) and the backend's
+ * options as their echo. */
 dl_status_t dl_config_send(int fd, dl_wire_config_t *w, const dl_backend_ops_t *be,
                            const void *be_opts, const char *profile, const char *run_dir,
-                           const uint64_t *sizes, size_t nsizes);
+                           const dl_plan_t *plan);
 
 /* ---- profiles (topologies/profiles/NAME.json or a path) ---- */
 

@@ -63,7 +63,7 @@ static dl_status_t spawn(dl_session_t *s)
     w.local_rank = c->local_rank;
     w.local_size = c->local_size;
     w.serve = 1;
-    return dl_config_send(s->w.fd, &w, c->be, c->be_opts, c->profile->name, c->run_dir, NULL, 0);
+    return dl_config_send(s->w.fd, &w, c->be, c->be_opts, c->profile->name, c->run_dir, NULL);
 }
 
 dl_status_t dl_session_open(const dl_session_cfg_t *cfg, dl_session_t **out)

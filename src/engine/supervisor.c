@@ -154,12 +154,6 @@ static void send_config(dl_prof_run_t *r)
     const dl_plan_t *p = c->plan;
     dl_wire_config_t w;
     memset(&w, 0, sizeof(w));
-    w.colls = p->colls;
-    w.dtypes = p->dtypes;
-    w.ops = p->ops;
-    w.places = p->places;
-    w.root = p->root;
-    w.mo = p->mo;
     if (c->inject)
         w.inject = *c->inject;
     w.deadline_s = backend_deadline(c->timeout_s);
@@ -167,7 +161,7 @@ static void send_config(dl_prof_run_t *r)
     w.nranks = c->nranks;
     w.local_rank = c->local_rank;
     w.local_size = c->local_size;
-    dl_config_send(r->w.fd, &w, c->be, c->be_opts, r->p->name, c->run_dir, p->sizes, p->nsizes);
+    dl_config_send(r->w.fd, &w, c->be, c->be_opts, r->p->name, c->run_dir, p);
 }
 
 /* One relay step: the MPI operation the worker's loop asked for. */

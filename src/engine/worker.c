@@ -104,7 +104,7 @@ static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes, cJ
         return DL_ERR_COMM;
     }
     memcpy(c, m.data, sizeof(*c));
-    size_t sz = (size_t)c->nsizes * sizeof(uint64_t);
+    size_t sz = (size_t)c->nwords * sizeof(uint64_t);
     if (m.len != sizeof(*c) + sz + c->opts_len) {
         dl_msg_free(&m);
         return DL_ERR_COMM;
@@ -191,22 +191,32 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
                            .profile_name = c->profile, .run_dir = c->run_dir,
                            .deadline_s = c->deadline_s, .xc = &x,
                            .split = split ? sl : NULL, .world_rank = c->rank};
-    for (size_t i = 0; i < c->nsizes; i++)
-        if (sizes[i] > bc.max_bytes)
-            bc.max_bytes = sizes[i];
+    dl_plan_t plan = {.kind = (dl_plan_kind_t)c->kind, .places = c->places, .root = c->root,
+                      .mo = c->mo};
+    if (plan.kind == DL_PLAN_SWEEP) {
+        plan.sweep.colls = c->colls;
+        plan.sweep.dtypes = c->dtypes;
+        plan.sweep.ops = c->ops;
+    }
+    dl_plan_store_t store;
+    if (dl_plan_unpack(&plan, sizes, c->nwords, &store) != DL_OK) {
+        dl_err("rank %d: the plan did not arrive whole", c->rank);
+        dl_plan_store_free(&store);
+        free(opts);
+        return DL_ERR_COMM;
+    }
+    bc.max_bytes = dl_plan_max_bytes(&plan);
     void *ctx = NULL;
     double t1 = dl_now();
     dl_status_t st = be->init(&bc, &ctx);
     if (st != DL_OK) {
+        dl_plan_store_free(&store);
         free(opts);
         return st;
     }
     send_info(w, be, ctx, t1 - t0, dl_now() - t1);
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, &c->inject, be, ctx, c->rank, c->profile);
-    dl_plan_t plan = {.colls = c->colls, .dtypes = c->dtypes, .ops = c->ops, .places = c->places,
-                      .sizes = sizes, .nsizes = c->nsizes, .root = c->root,
-                      .mo = c->mo};
     st = dl_plan_run(&plan, &iw.ops, &iw, &x, send_result, w);
     *own = iw.own_failure;
     /* The profile ends with its last row: the supervisor hears so before
@@ -215,6 +225,7 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
     send_end(w, st, *own);
     *ended = 1;
     be->fini(ctx);
+    dl_plan_store_free(&store);
     free(opts);
     return st;
 }

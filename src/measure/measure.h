@@ -31,7 +31,6 @@ typedef struct {
     int unit_calls;        /* calls in one timed unit (a CUDA graph's replay); 0 = 1.
                             * Times come per call; batches are planned in units.
                             * Set from the backend's traits, never by a command */
-    int step;              /* the plan is training steps (dl_plan_t, below) */
     dl_split_t split;      /* --split: the groups measured side by side (the xcomm's
                             * all); op NONE: one group, the world */
 } dl_measure_opts_t;
@@ -75,6 +74,8 @@ typedef struct {
                              * group's, nranks and the per-rank arrays its ranks' (in
                              * dl_split_members order) */
     int32_t group;
+    int32_t step, call;     /* a step plan's row: the step's index in the plan, and its
+                             * call's (-1: the step's own row); 0 in a sweep */
     dl_status_t status;
 } dl_result_t;
 
@@ -134,29 +135,60 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds);
 dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *x,
                             const dl_measure_opts_t *o, const dl_case_t *c, dl_result_t *out);
 
-/* A sweep: every (collective, dtype, op, size, placement) the masks select,
- * in that order (a collective's rows together, out/in of a size adjacent). */
+/* What a job measures: a sweep (every (collective, dtype, op, size,
+ * placement) the masks select, in that order: a collective's rows
+ * together, out/in of a size adjacent), or training steps (tune): each
+ * step's all-reduces, in the order a step issues them, are one measured
+ * unit; its calls run back to back, and steps repeat until the step
+ * time's 95% CI is within ci_target (or the budget or max_iters ends it);
+ * every distinct call is checked first. Per step the callback gets one
+ * result per call (that call's time over the steps, slowest rank per
+ * call; r->step and r->call say which) and then one for the step (call
+ * -1; bytes: the step's sum; t: the step times). A step plan's calls are
+ * all-reduces (sum); places picks in or out of place. */
+typedef enum { DL_PLAN_SWEEP, DL_PLAN_STEPS } dl_plan_kind_t;
 typedef struct {
-    uint32_t colls, dtypes, ops; /* bit i = dl_colls[i], dl_dtype_names[i], dl_op_names[i] */
+    uint64_t bytes;
+    dl_dtype_t dtype;
+} dl_call_t;
+typedef struct {
+    const dl_call_t *calls;
+    size_t ncalls;
+} dl_step_t;
+typedef struct {
+    dl_plan_kind_t kind;
     uint32_t places;             /* bit 0 out-of-place, bit 1 in-place */
-    const uint64_t *sizes;
-    size_t nsizes;
     int root;
     dl_measure_opts_t mo;
+    union {
+        struct {
+            uint32_t colls, dtypes, ops; /* bit i = dl_colls[i], dl_dtype_names[i], dl_op_names[i] */
+            const uint64_t *sizes;
+            size_t nsizes;
+        } sweep;
+        struct {
+            const dl_step_t *v;
+            size_t n;
+        } steps;
+    };
 } dl_plan_t;
 
-/* A step plan (mo.step): sizes are the all-reduces of training steps, in
- * the order a step issues them, each size's dtype in its top byte
- * (DL_STEP_SIZE), steps separated by a 0. Each step is one measured unit:
- * its calls run back to back, and steps repeat until the step time's 95% CI
- * is within ci_target (or the budget or max_iters ends it); every distinct
- * call is checked first. Per step, the callback gets one result per call
- * (that call's time over the steps, slowest rank per call) and then one
- * for the step (bytes: the step's sum; t: the step times). colls, dtypes
- * and ops are ignored (allreduce, sum); places picks in or out of place. */
-#define DL_STEP_SIZE(bytes, dt) ((uint64_t)(bytes) | ((uint64_t)(dt) << 56))
-#define DL_STEP_BYTES(s) ((s) & ((1ull << 56) - 1))
-#define DL_STEP_DTYPE(s) ((dl_dtype_t)((s) >> 56))
+/* The largest call of the plan, in bytes as requested. */
+uint64_t dl_plan_max_bytes(const dl_plan_t *p);
+
+/* A plan crosses to a worker as words (plan_pack.c): a sweep's sizes, or
+ * per step its call count then bytes and dtype per call. The unpacked
+ * plan points into a store of its own (dl_plan_store_free). */
+typedef struct {
+    uint64_t *sizes;
+    dl_step_t *steps;
+    dl_call_t *calls;
+} dl_plan_store_t;
+dl_status_t dl_plan_pack(const dl_plan_t *p, uint64_t **words, size_t *n);
+/* p's kind and scalars already set (the wire's header); DL_ERR_COMM when
+ * the words do not make a plan of that kind. */
+dl_status_t dl_plan_unpack(dl_plan_t *p, const uint64_t *words, size_t n, dl_plan_store_t *s);
+void dl_plan_store_free(dl_plan_store_t *s);
 
 /* Called on every rank for every finished case; rank 0 holds the gathered
  * per-rank figures. A non-OK return stops the plan. */

@@ -24,25 +24,28 @@ static int measured_before(const dl_plan_t *p, const dl_coll_t *coll, int dt, si
     dl_case_t a, b;
     if (s == 0)
         return 0;
-    dl_case_init(&a, coll, (dl_dtype_t)dt, DL_OP_SUM, DL_PLACE_OUT, p->root, p->sizes[s - 1], ranks, 0);
-    dl_case_init(&b, coll, (dl_dtype_t)dt, DL_OP_SUM, DL_PLACE_OUT, p->root, p->sizes[s], ranks, 0);
+    dl_case_init(&a, coll, (dl_dtype_t)dt, DL_OP_SUM, DL_PLACE_OUT, p->root, p->sweep.sizes[s - 1], ranks, 0);
+    dl_case_init(&b, coll, (dl_dtype_t)dt, DL_OP_SUM, DL_PLACE_OUT, p->root, p->sweep.sizes[s], ranks, 0);
     return a.counts.bytes == b.counts.bytes;
 }
 
 size_t dl_plan_cases(const dl_plan_t *p, const dl_backend_ops_t *be, int ranks)
 {
     size_t n = 0;
-    if (p->mo.step) /* a result per call, and one per step (each 0 ends one) */
-        return p->nsizes + (p->nsizes && p->sizes[p->nsizes - 1] ? 1 : 0);
+    if (p->kind == DL_PLAN_STEPS) { /* a result per call, and one per step */
+        for (size_t i = 0; i < p->steps.n; i++)
+            n += p->steps.v[i].ncalls ? p->steps.v[i].ncalls + 1 : 0;
+        return n;
+    }
     for (int c = 0; c < DL_COLL_COUNT; c++) {
-        if (!(p->colls & (1u << c)))
+        if (!(p->sweep.colls & (1u << c)))
             continue;
         for (int dt = 0; dt < DL_DT_COUNT; dt++)
             for (int op = 0; op < DL_OP_COUNT; op++)
-                if ((p->dtypes & (1u << dt)) &&
-                    (dl_colls[c]->has_op ? (p->ops & (1u << op)) != 0 : op == 0) &&
+                if ((p->sweep.dtypes & (1u << dt)) &&
+                    (dl_colls[c]->has_op ? (p->sweep.ops & (1u << op)) != 0 : op == 0) &&
                     supported(be, dl_colls[c], dt, op))
-                    for (size_t s = 0; s < p->nsizes; s++)
+                    for (size_t s = 0; s < p->sweep.nsizes; s++)
                         n += measured_before(p, dl_colls[c], dt, s, ranks)
                                  ? 0 : (size_t)__builtin_popcount(p->places);
     }
@@ -116,7 +119,7 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
     char why[160];
     if (be->supports && !be->supports(&c, why, sizeof(why))) {
         /* Every rank decides alike; rank 0 says so once per combination. */
-        if (x->rank == 0 && x->group == 0 && size == p->sizes[0] && place == (p->places & 1 ? 0 : 1))
+        if (x->rank == 0 && x->group == 0 && size == p->sweep.sizes[0] && place == (p->places & 1 ? 0 : 1))
             dl_warn("%s %s %s left out: %s", coll->name, dl_dtype_names[dt],
                     coll->has_op ? dl_op_names[op] : "", why);
         return DL_OK;
@@ -131,25 +134,25 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
 dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
                         const dl_xcomm_t *x, dl_result_cb_t cb, void *arg)
 {
-    if (p->mo.step)
+    if (p->kind == DL_PLAN_STEPS)
         return dl_step_plan_run(p, be, bctx, x, cb, arg);
     for (int ci = 0; ci < DL_COLL_COUNT; ci++) {
         const dl_coll_t *coll = dl_colls[ci];
-        if (!(p->colls & (1u << ci)))
+        if (!(p->sweep.colls & (1u << ci)))
             continue;
         for (int dt = 0; dt < DL_DT_COUNT; dt++) {
-            if (!(p->dtypes & (1u << dt)))
+            if (!(p->sweep.dtypes & (1u << dt)))
                 continue;
             for (int op = 0; op < DL_OP_COUNT; op++) {
-                if (coll->has_op ? !(p->ops & (1u << op)) : op != 0)
+                if (coll->has_op ? !(p->sweep.ops & (1u << op)) : op != 0)
                     continue;
-                for (size_t s = 0; s < p->nsizes; s++)
+                for (size_t s = 0; s < p->sweep.nsizes; s++)
                     for (int place = 0; place < 2; place++) {
                         if (!(p->places & (1u << place)) ||
                             measured_before(p, coll, dt, s, plan_ranks(be, bctx, x)))
                             continue;
                         dl_status_t st = run_one(p, be, bctx, x, cb, arg, coll, dt, op,
-                                                 p->sizes[s], place);
+                                                 p->sweep.sizes[s], place);
                         if (st != DL_OK)
                             return st;
                     }
@@ -157,4 +160,15 @@ dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bc
         }
     }
     return DL_OK;
+}
+
+uint64_t dl_plan_max_bytes(const dl_plan_t *p)
+{
+    uint64_t max = 0;
+    for (size_t i = 0; p->kind == DL_PLAN_SWEEP && i < p->sweep.nsizes; i++)
+        max = p->sweep.sizes[i] > max ? p->sweep.sizes[i] : max;
+    for (size_t i = 0; p->kind == DL_PLAN_STEPS && i < p->steps.n; i++)
+        for (size_t k = 0; k < p->steps.v[i].ncalls; k++)
+            max = p->steps.v[i].calls[k].bytes > max ? p->steps.v[i].calls[k].bytes : max;
+    return max;
 }

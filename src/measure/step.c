@@ -138,9 +138,9 @@ static dl_status_t measure_step(const dl_backend_ops_t *be, void *ctx, const dl_
 }
 
 /* The results of one measured step: one per call, then the step's own. */
-static dl_status_t report(const step_t *s, const dl_xcomm_t *x, const dl_backend_ops_t *be,
-                          void *ctx, const uint64_t *wrong, double local, int converged,
-                          double setup_s, double timed_s, dl_result_cb_t cb, void *arg)
+static dl_status_t report(const step_t *s, int32_t step, const dl_xcomm_t *x,
+                          const dl_backend_ops_t *be, void *ctx, const uint64_t *wrong,
+                          int converged, double timed_s, dl_result_cb_t cb, void *arg)
 {
     dl_backend_traits_t tr;
     dl_backend_traits(be, ctx, x->nranks, &tr);
@@ -161,9 +161,10 @@ static dl_status_t report(const step_t *s, const dl_xcomm_t *x, const dl_backend
             r.c.bytes_requested = bytes;
             r.c.counts.bytes = bytes;
             r.wrong = wsum;
-            r.setup_s = setup_s;
             r.timed_s = timed_s;
         }
+        r.step = step;
+        r.call = k < s->n ? (int32_t)k : -1;
         r.nranks = x->nranks;
         r.bus_ranks = tr.bus_ranks;
         r.converged = converged;
@@ -176,16 +177,16 @@ static dl_status_t report(const step_t *s, const dl_xcomm_t *x, const dl_backend
         r.avg_s = r.t.mean;
         r.algbw_gbps = dl_algbw(r.c.counts.bytes, r.t.mean);
         r.busbw_gbps = dl_busbw(r.c.coll, r.bus_ranks, r.c.counts.bytes, r.t.mean);
-        (void)local;
         st = cb(arg, &r);
     }
     return st;
 }
 
-static dl_status_t one_step(const dl_plan_t *p, const dl_backend_ops_t *be, void *ctx,
-                            const dl_xcomm_t *x, const uint64_t *sizes, size_t n,
-                            dl_result_cb_t cb, void *arg)
+static dl_status_t one_step(const dl_plan_t *p, size_t step, const dl_backend_ops_t *be,
+                            void *ctx, const dl_xcomm_t *x, dl_result_cb_t cb, void *arg)
 {
+    const dl_call_t *calls = p->steps.v[step].calls;
+    size_t n = p->steps.v[step].ncalls;
     step_t s = {0};
     s.n = n;
     s.c = calloc(n, sizeof(dl_case_t));
@@ -194,8 +195,8 @@ static dl_status_t one_step(const dl_plan_t *p, const dl_backend_ops_t *be, void
     dl_status_t st = s.c && s.call && wrong ? DL_OK : DL_ERR_NOMEM;
     dl_place_t place = p->places & 2 ? DL_PLACE_IN : DL_PLACE_OUT;
     for (size_t k = 0; st == DL_OK && k < n; k++)
-        dl_case_init(&s.c[k], dl_colls[DL_COLL_ALLREDUCE], DL_STEP_DTYPE(sizes[k]), DL_OP_SUM,
-                     place, 0, DL_STEP_BYTES(sizes[k]), x->nranks, x->rank);
+        dl_case_init(&s.c[k], dl_colls[DL_COLL_ALLREDUCE], calls[k].dtype, DL_OP_SUM, place, 0,
+                     calls[k].bytes, x->nranks, x->rank);
     double t0 = dl_now(), local = 0, t1 = t0;
     int converged = 0;
     if (st == DL_OK) {
@@ -206,7 +207,7 @@ static dl_status_t one_step(const dl_plan_t *p, const dl_backend_ops_t *be, void
         s.checked = p->mo.check && !dl_backend_has(be, DL_CAP_MODELLED);
     }
     if (st == DL_OK && s.steps > 0)
-        st = report(&s, x, be, ctx, wrong, local, converged, 0, t1 - t0, cb, arg);
+        st = report(&s, (int32_t)step, x, be, ctx, wrong, converged, t1 - t0, cb, arg);
     free(wrong);
     step_free(&s);
     return st;
@@ -215,16 +216,12 @@ static dl_status_t one_step(const dl_plan_t *p, const dl_backend_ops_t *be, void
 dl_status_t dl_step_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
                              const dl_xcomm_t *x, dl_result_cb_t cb, void *arg)
 {
-    size_t start = 0;
-    for (size_t i = 0; i <= p->nsizes; i++) {
-        if (i < p->nsizes && p->sizes[i] != 0)
+    for (size_t i = 0; i < p->steps.n; i++) {
+        if (!p->steps.v[i].ncalls) /* nothing to time */
             continue;
-        if (i > start) {
-            dl_status_t st = one_step(p, be, bctx, x, p->sizes + start, i - start, cb, arg);
-            if (st != DL_OK)
-                return st;
-        }
-        start = i + 1;
+        dl_status_t st = one_step(p, i, be, bctx, x, cb, arg);
+        if (st != DL_OK)
+            return st;
     }
     return DL_OK;
 }

@@ -154,9 +154,11 @@ static void wrapper_keeps_supports(void **state)
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, NULL, &fake, NULL, 0, "default");
     uint64_t sizes[] = {8, 64};
-    dl_plan_t p = {.colls = 1u << DL_COLL_ALLREDUCE, .dtypes = 1u << DL_DT_FLOAT32,
-                   .ops = (1u << DL_OP_SUM) | (1u << DL_OP_AVG), .places = 1, .sizes = sizes,
-                   .nsizes = 2, .mo = {.warmup = 1, .iters = 2, .check = 1, .min_iters = 1,
+    dl_plan_t p = {.kind = DL_PLAN_SWEEP,
+                   .sweep = {.colls = 1u << DL_COLL_ALLREDUCE, .dtypes = 1u << DL_DT_FLOAT32,
+                             .ops = (1u << DL_OP_SUM) | (1u << DL_OP_AVG), .sizes = sizes,
+                             .nsizes = 2},
+                   .places = 1, .mo = {.warmup = 1, .iters = 2, .check = 1, .min_iters = 1,
                                        .max_iters = 2}};
     dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather,
                     .rank = 0, .nranks = 1};

@@ -87,8 +87,8 @@ static int run_combo(const dl_backend_ops_t *be, const dl_backend_cfg_t *cfg, dl
     void *ctx = NULL;
     dl_xcomm_t x = one;
     tally_t t = {0};
-    p->dtypes = 1u << dt;
-    p->ops = 1u << op;
+    p->sweep.dtypes = 1u << dt;
+    p->sweep.ops = 1u << op;
     dl_status_t st = be->init(cfg, &ctx);
     if (st == DL_OK)
         st = dl_plan_run(p, be, ctx, &x, on_result, &t);
@@ -118,8 +118,10 @@ int main(int argc, char **argv)
                             .max_bytes = max, .profile_name = "selftest", .deadline_s = 60,
                             .xc = &one};
     uint64_t sizes[] = {8, 1000, 4096, 65536 + 12, max};
-    dl_plan_t p = {.colls = (1u << DL_COLL_COUNT) - 1, .places = 3, .sizes = sizes,
-                   .nsizes = sizeof(sizes) / sizeof(sizes[0]), .root = 0,
+    dl_plan_t p = {.kind = DL_PLAN_SWEEP,
+                   .sweep = {.colls = (1u << DL_COLL_COUNT) - 1, .sizes = sizes,
+                             .nsizes = sizeof(sizes) / sizeof(sizes[0])},
+                   .places = 3, .root = 0,
                    .mo = {.warmup = 1, .iters = 2, .check = 1, .min_iters = 1, .max_iters = 2}};
     int failures = 0;
     for (int dt = 0; dt < DL_DT_COUNT; dt++)
