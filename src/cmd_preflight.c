@@ -8,6 +8,7 @@
 #include "backends/backends.h"
 #include "commands.h"
 #include "engine/engine.h"
+#include "job/job.h"
 #include "preflight/preflight.h"
 #include "results/results.h"
 #include "sys/gpus.h"
@@ -307,31 +308,30 @@ static void workers_close(pf_workers_t *w)
     free(w->be_opts);
 }
 
-/* The backend, and where its collectives run; exit code or -1 to go on. */
+/* The backend (the job layer's pick: its capabilities, the injection and
+ * the GPUs checked as for every command), and where its collectives run;
+ * exit code or -1 to go on. */
 static int pick(const pf_cli_t *a, pf_setup_t *ps, pf_workers_t *w, int rank, int nranks)
 {
-    w->be = dl_backend_pick(a->backend, rank == 0);
-    if (!w->be)
+    dl_job_opts_t jo = {.backend = a->backend, .timeout = a->timeout};
+    dl_job_cfg_t jc = {.command = "dlcomm preflight", .o = &jo, .inject = &ps->o.inject};
+    dl_job_t job;
+    int code = dl_job_pick(&jc, &job);
+    if (code != 0)
+        return code;
+    w->be = job.be;
+    if (!job.workers && strcmp(a->profile, "ring") != 0) {
+        if (rank == 0)
+            dl_err("--profile needs a worker backend (nccl, sim): the %s backend runs in the MPI "
+                   "ranks, whose settings are fixed at launch", w->be->name);
         return 2;
-    dl_log_set_mute(rank != 0);
-    dl_status_t st = dl_inject_validate(&ps->o.inject, w->be, nranks);
-    if (st == DL_OK && !dl_backend_has(w->be, DL_CAP_WORKER) && strcmp(a->profile, "ring") != 0) {
-        dl_err("--profile needs a worker backend (nccl, sim): the %s backend runs in the MPI "
-               "ranks, whose settings are fixed at launch", w->be->name);
-        st = DL_ERR_USAGE;
     }
-    dl_log_set_mute(0);
-    if (st != DL_OK)
-        return dl_status_exit_code(st);
-    /* More ranks than GPUs on a host: refused before anything is checked or written. */
-    if (dl_backend_has(w->be, DL_CAP_DEVICE) && dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi"))
-        return 2;
-    ps->o.modelled = dl_backend_has(w->be, DL_CAP_MODELLED);
-    if (!dl_backend_has(w->be, DL_CAP_WORKER)) {
+    ps->o.modelled = job.modelled;
+    if (!job.workers) {
         ps->o.on_world = ps->o.on_scopes = (struct dl_pf_backend){w->be, NULL, w->be->name};
         return -1;
     }
-    st = workers_open(a, ps, w, rank, nranks);
+    dl_status_t st = workers_open(a, ps, w, rank, nranks);
     return st == DL_OK ? -1 : dl_status_exit_code(st);
 }
 

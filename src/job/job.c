@@ -102,6 +102,8 @@ static dl_status_t check_ranks(const dl_job_t *j)
 static dl_status_t check_plan(const dl_job_t *j)
 {
     const dl_plan_t *p = j->cfg.plan;
+    if (!p) /* a command with a loop of its own: the injection alone */
+        return dl_inject_validate(j->cfg.inject, j->be, j->nranks);
     const dl_split_t *sl = &p->mo.split;
     dl_status_t st = DL_OK;
     if (sl->op != DL_SPLIT_NONE && !dl_backend_has(j->be, DL_CAP_SPLIT)) {
@@ -191,22 +193,6 @@ static dl_status_t prepare_outdir(const dl_job_opts_t *o, int rank, char *dir, s
     return (dl_status_t)st;
 }
 
-/* Every rank finds the same mistake; rank 0 says it. */
-static dl_status_t checks(dl_job_t *j)
-{
-    dl_log_set_mute(j->rank != 0);
-    dl_status_t st = check_plan(j);
-    dl_log_set_mute(0);
-    if (st != DL_OK)
-        return st;
-    if (dl_backend_has(j->be, DL_CAP_DEVICE) && dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi"))
-        return DL_ERR_USAGE; /* more ranks than GPUs on a host: every rank agreed */
-    dl_log_set_mute(j->rank != 0);
-    st = load_inputs(j);
-    dl_log_set_mute(0);
-    return st;
-}
-
 static void where(dl_job_t *j)
 {
     int first;
@@ -219,20 +205,38 @@ static void where(dl_job_t *j)
     MPI_Allreduce(&first, &j->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
 
-int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
+int dl_job_pick(const dl_job_cfg_t *cfg, dl_job_t *j)
 {
     memset(j, 0, sizeof(*j));
     j->cfg = *cfg;
     where(j);
-    if (check_ranks(j) != DL_OK)
+    if (cfg->plan && check_ranks(j) != DL_OK)
         return 2;
     j->be = dl_backend_choose(cfg->o->backend, j->rank == 0, j->chose, sizeof(j->chose));
     if (!j->be)
         return 2;
     j->workers = dl_backend_has(j->be, DL_CAP_WORKER);
     j->modelled = dl_backend_has(j->be, DL_CAP_MODELLED);
-    j->be_opts = dl_backend_optset_opts(cfg->set, j->be);
-    dl_status_t st = checks(j);
+    j->be_opts = cfg->set ? dl_backend_optset_opts(cfg->set, j->be) : NULL;
+    /* Every rank finds the same mistake; rank 0 says it. */
+    dl_log_set_mute(j->rank != 0);
+    dl_status_t st = check_plan(j);
+    dl_log_set_mute(0);
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    if (dl_backend_has(j->be, DL_CAP_DEVICE) && dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi"))
+        return 2; /* more ranks than GPUs on a host: every rank agreed */
+    return 0;
+}
+
+int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
+{
+    int code = dl_job_pick(cfg, j);
+    if (code != 0)
+        return code;
+    dl_log_set_mute(j->rank != 0);
+    dl_status_t st = load_inputs(j);
+    dl_log_set_mute(0);
     if (st == DL_OK && prepare_outdir(cfg->o, j->rank, j->dir, sizeof(j->dir)) != DL_OK)
         st = DL_ERR_USAGE;
     if (st != DL_OK) {

@@ -128,7 +128,14 @@ typedef struct {
     dl_status_t (*end)(void *arg, dl_job_t *j, dl_status_t st);
 } dl_sink_t;
 
-/* Collective over MPI_COMM_WORLD. On a refusal, the line is said (rank 0)
+/* Opening's first half, for a command with a measurement loop of its own
+ * (preflight; cfg->plan and cfg->set may be NULL): the ranks, the backend
+ * and why, its capabilities against the plan, the injection, the GPUs.
+ * Collective over MPI_COMM_WORLD; 0, or the exit code (the line said). */
+int dl_job_pick(const dl_job_cfg_t *cfg, dl_job_t *j);
+/* All of it: dl_job_pick, then the profiles and the backend's setup, the
+ * output folder, the fingerprint and the last words. Collective over
+ * MPI_COMM_WORLD. On a refusal, the line is said (rank 0)
  * and the exit code returned; 0 when open. */
 int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j);
 dl_status_t dl_job_run(dl_job_t *j, const dl_plan_t *plan, const dl_sink_t *s);
