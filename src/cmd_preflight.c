@@ -237,6 +237,7 @@ typedef struct {
     dl_session_t *world_s, *scope_s;
     dl_backend_setup_t setup;
     char run_dir[1024];
+    cJSON *fingerprint; /* rank 0: the job's, as sweep's record has it */
 } pf_workers_t;
 
 /* The backend's own options from preflight's: the shared names mean the same. */
@@ -320,6 +321,9 @@ static int pick(const pf_cli_t *a, pf_setup_t *ps, pf_workers_t *w, int rank, in
     if (code != 0)
         return code;
     w->be = job.be;
+    dl_job_fingerprint(&job);
+    w->fingerprint = job.fingerprint;
+    free(job.hosts);
     if (!job.workers && strcmp(a->profile, "ring") != 0) {
         if (rank == 0)
             dl_err("--profile needs a worker backend (nccl, sim): the %s backend runs in the MPI "
@@ -384,13 +388,17 @@ static int preflight_main(int argc, char **argv)
         dl_engine_signals_install();
         cJSON *doc = rank == 0 ? doc_new(&a, argc - 1, argv + 1) : NULL;
         st = dl_preflight_run(&ps.o, MPI_COMM_WORLD, doc);
-        if (doc)
+        if (doc) {
             doc_backend(doc, &ps, &w);
+            cJSON_AddItemToObject(doc, "fingerprint", w.fingerprint);
+            w.fingerprint = NULL;
+        }
         code = rank == 0 ? finish(&a, &ps, doc, st) : dl_status_exit_code(st);
         cJSON_Delete(doc);
     }
     if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))
         workers_close(&w);
+    cJSON_Delete(w.fingerprint);
     dl_an_free(&ps.baseline);
     free(ps.model_opts);
     MPI_Finalize();

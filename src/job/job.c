@@ -229,6 +229,16 @@ int dl_job_pick(const dl_job_cfg_t *cfg, dl_job_t *j)
     return 0;
 }
 
+void dl_job_fingerprint(dl_job_t *j)
+{
+    j->fingerprint = dl_sys_fingerprint(MPI_COMM_WORLD, &j->hosts);
+    cJSON *gpus = dl_backend_has(j->be, DL_CAP_DEVICE) ? dl_gpus_rank_map(MPI_COMM_WORLD) : NULL;
+    if (j->fingerprint && gpus) /* each rank's GPU, for the header and for compare */
+        cJSON_AddItemToObject(j->fingerprint, "rank_gpus", gpus);
+    else
+        cJSON_Delete(gpus);
+}
+
 int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
 {
     int code = dl_job_pick(cfg, j);
@@ -244,10 +254,7 @@ int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
         j->profiles = NULL;
         return dl_status_exit_code(st);
     }
-    j->fingerprint = dl_sys_fingerprint(MPI_COMM_WORLD, &j->hosts);
-    cJSON *gpus = dl_backend_has(j->be, DL_CAP_DEVICE) ? dl_gpus_rank_map(MPI_COMM_WORLD) : NULL;
-    if (j->fingerprint && gpus) /* each rank's GPU, for the header and for compare */
-        cJSON_AddItemToObject(j->fingerprint, "rank_gpus", gpus);
+    dl_job_fingerprint(j);
     dl_host_info_t me;
     dl_sys_host_info(&me);
     dl_lw_open(MPI_COMM_WORLD, j->dir, j->rank, j->nranks, me.host); /* how a rank ends */

@@ -133,6 +133,9 @@ typedef struct {
  * and why, its capabilities against the plan, the injection, the GPUs.
  * Collective over MPI_COMM_WORLD; 0, or the exit code (the line said). */
 int dl_job_pick(const dl_job_cfg_t *cfg, dl_job_t *j);
+/* The job's fingerprint (hosts, versions, each rank's GPU) into
+ * j->fingerprint, and the hosts' names into j->hosts (rank 0). Collective. */
+void dl_job_fingerprint(dl_job_t *j);
 /* All of it: dl_job_pick, then the profiles and the backend's setup, the
  * output folder, the fingerprint and the last words. Collective over
  * MPI_COMM_WORLD. On a refusal, the line is said (rank 0)
