@@ -726,10 +726,13 @@ static void tune_free(tune_t *t)
 /* The measurement's options: the job's rows and every backend's. */
 typedef struct {
     dl_job_opts_t m;
+    const char *html; /* the run's page, tune's answer in it */
 } meas_opts_t;
 static const dl_opt_t meas_opts[] = {
     DL_JOB_TIMING_ROWS(meas_opts_t, m),
     DL_JOB_RUN_ROWS(meas_opts_t, m),
+    {"html", 0, DL_OPT_STR, NULL, "FILE", "write the report's HTML page of the run at the end",
+     offsetof(meas_opts_t, html), NULL},
 };
 
 /* The step plan from the candidates and the measurement's options. */
@@ -751,7 +754,9 @@ static dl_status_t meas_parse(tune_t *t, dl_optset_t *set, int argc, char **argv
     if (st == DL_OK)
         st = dl_inject_parse(getenv("DLCOMM_INJECT"), inj);
     if (st == DL_OK && dl_launcher_is_rank0()) /* rank 0 writes: its host decides */
-        st = dl_an_sweep_check(0, NULL, NULL, mo->m.out);
+        st = dl_an_sweep_check(0, NULL, mo->html, mo->m.out);
+    if (st == DL_OK && dl_launcher_is_rank0() && mo->html)
+        st = dl_an_html_check("--html", mo->html);
     return st;
 }
 
@@ -767,7 +772,7 @@ static int measure(tune_t *t, dl_optset_t *set, dl_plan_t *plan, const dl_inject
     if (code != 0)
         return code;
     tune_sink_t k = {.t = t};
-    dl_run_sink_cfg_t rc = {.quiet = mo->m.quiet};
+    dl_run_sink_cfg_t rc = {.quiet = mo->m.quiet, .html = mo->html};
     dl_status_t st = dl_run_sink_new(&rc, &k.rs, &k.inner);
     dl_sink_t sink = {.arg = &k, .begin = ts_begin, .profile = ts_profile, .result = ts_result,
                       .profile_end = ts_profile_end, .interrupted = ts_interrupted, .end = ts_end};
