@@ -378,13 +378,13 @@ static dl_status_t on_result_locked(void *arg, dl_result_t *r)
         return DL_OK;
     if (s->cur != r->c.coll) {
         if (s->cur && s->io == DL_OK) /* a finished collective is never lost */
-            s->io = dl_run_write(s->run, s->outdir);
+            s->io = dl_record_write(s->run, s->outdir);
         s->cur = r->c.coll;
         dl_progress_end();
         if (!s->quiet && !s->nt)
             dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks, &r->split);
     }
-    dl_run_add_result(s->profile, r);
+    dl_record_add_row(s->profile, r);
     dl_rank_tally_add(&s->late, r);
     dl_progress_end();
     if (!s->quiet && s->nt)
@@ -448,7 +448,7 @@ static cJSON *run_header(const sweep_cli_t *cli, const char *name, int argc, cha
     size_t n = strlen(cmd);
     for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
-    cJSON *run = dl_run_new(cmd);
+    cJSON *run = dl_record_new(cmd);
     cJSON *opts = cJSON_AddObjectToObject(run, "options");
     dl_opts_echo(cli->set.opts, cli->set.n, cli->set.target, opts);
     cJSON_AddItemToObject(run, "fingerprint", fingerprint);
@@ -511,7 +511,7 @@ static dl_status_t load_inputs(const sweep_cli_t *cli, const dl_backend_ops_t *b
 
 static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_ops_t *be)
 {
-    cJSON *pj = dl_run_add_profile(run, p->name, be->name, dl_backend_has(be, DL_CAP_MODELLED));
+    cJSON *pj = dl_record_add_profile(run, p->name, be->name, dl_backend_has(be, DL_CAP_MODELLED));
     cJSON_AddStringToObject(pj, "description", p->description);
     cJSON_AddStringToObject(pj, "file", p->path);
     cJSON *env = cJSON_AddObjectToObject(pj, "env");
@@ -542,16 +542,15 @@ static void on_interrupt(int sig, void *arg)
     }
     if (s->rank == 0) {
         sig = dl_launch_stop_cause(sig);
-        cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString("interrupted"));
         char why[160];
         snprintf(why, sizeof(why), "interrupted by %s after %zu of %zu cases", dl_lw_signame(sig),
                  s->done, s->total);
-        cJSON_AddStringToObject(s->profile, "reason", why);
+        dl_record_set_status(s->profile, DL_REC_INTERRUPTED, why);
         dl_lw_record(s->profile, s->hosts, s->nranks); /* a peer killed first is the cause */
         cJSON_AddStringToObject(s->run, "interrupted_by", dl_lw_signame(sig));
         cJSON_AddNumberToObject(s->run, "exit_code", 3);
         dl_progress_end();
-        if (s->io == DL_OK && dl_run_write(s->run, s->outdir) == DL_OK)
+        if (s->io == DL_OK && dl_record_write(s->run, s->outdir) == DL_OK)
             dl_err("%s: %s/run.json keeps the %zu finished rows", why, s->outdir, s->done);
         else
             dl_err("%s; %s/run.json could not be written", why, s->outdir);
@@ -652,8 +651,7 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
         cJSON *pj = out->rank == 0 ? profile_json(out->run, p, be) : NULL;
         if (skip) {
             if (pj) {
-                cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString("skipped"));
-                cJSON_AddStringToObject(pj, "reason", skip);
+                dl_record_set_status(pj, DL_REC_SKIPPED, skip);
                 dl_info("profile %s skipped: %s", p->name, skip);
             }
         } else {
@@ -667,17 +665,15 @@ static dl_status_t run_workers(const sweep_opts_t *o, const sweep_plan_t *sp,
             worst = dl_status_worse(worst, dl_engine_run_profile(e, p, pj, &ps));
             dl_progress_end();
             if (pj && ps == DL_PROF_OK)
-                cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString(
-                                              out->wrong > wrong_before ? "wrong" : "ok"));
+                dl_record_set_status(pj, out->wrong > wrong_before ? DL_REC_WRONG : DL_REC_OK, NULL);
             *stop = ps == DL_PROF_INTERRUPTED || dl_engine_broken(e);
         }
         if (out->rank == 0 && out->io == DL_OK) /* a finished profile is never lost */
-            out->io = dl_run_write(out->run, out->outdir);
+            out->io = dl_record_write(out->run, out->outdir);
     }
     for (; out->rank == 0 && i < in->nprofiles; i++) { /* the record says what never ran */
         cJSON *pj = profile_json(out->run, &in->profiles[i], be);
-        cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString("skipped"));
-        cJSON_AddStringToObject(pj, "reason", "not run: the sweep stopped before it");
+        dl_record_set_status(pj, DL_REC_SKIPPED, "not run: the sweep stopped before it");
     }
     if (!dl_engine_broken(e)) /* only rank 0 saw the results */
         MPI_Bcast(&out->wrong, 1, MPI_UINT64_T, 0, world);
@@ -788,10 +784,10 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         if (sl->op != DL_SPLIT_NONE)
             split_json(out.run, sl);
         if (!workers)
-            out.profile = dl_run_add_profile(out.run, be->name, be->name, modelled);
+            out.profile = dl_record_add_profile(out.run, be->name, be->name, modelled);
         else /* what the backend resolved (the sim: its system file) */
             dl_backend_facts_add(&in.setup, out.run);
-        dl_run_backend(out.run, be->name, chose, workers ? &in.setup : NULL);
+        dl_record_backend(out.run, be->name, chose, workers ? &in.setup : NULL);
         dl_banner_header(stdout, out.run, !o->quiet && o->format == FORMAT_TABLE);
         if (o->format == FORMAT_NCCLT)
             out.nt = dl_ncclt_new(stdout, out.run);
@@ -813,16 +809,17 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
     if (st == DL_OK && out.wrong)
         st = DL_ERR_CHECK;
     if (rank == 0) {
-        const char *pst = st == DL_OK ? "ok" : st == DL_ERR_CHECK ? "wrong" : "error";
         if (!workers) /* worker profiles carry their own status */
-            cJSON_ReplaceItemInObject(out.profile, "status", cJSON_CreateString(pst));
-        if (!workers && st != DL_OK && st != DL_ERR_CHECK)
-            cJSON_AddStringToObject(out.profile, "reason", dl_status_str(st));
+            dl_record_set_status(out.profile,
+                                 st == DL_OK          ? DL_REC_OK
+                                 : st == DL_ERR_CHECK ? DL_REC_WRONG
+                                                      : DL_REC_ERROR,
+                                 st == DL_OK || st == DL_ERR_CHECK ? NULL : dl_status_str(st));
         report_stragglers(&out);
         if (sp->hook) /* its analysis goes into the record */
             st = dl_status_worse(st, sp->hook->finish(sp->hook->arg, out.run, dir, st));
-        cJSON_AddNumberToObject(out.run, "exit_code", dl_status_exit_code(st));
-        dl_status_t io = dl_run_write(out.run, dir);
+        dl_record_set_exit(out.run, dl_status_exit_code(st));
+        dl_status_t io = dl_record_write(out.run, dir);
         int written = io == DL_OK; /* else run.json is the last whole version */
         if (io == DL_OK) /* the record's code is the run's, whatever ends this process */
             dl_launch_note(dl_status_exit_code(st));
@@ -839,9 +836,8 @@ static int sweep_mpi(const sweep_cli_t *cli, sweep_plan_t *sp, const dl_inject_t
         if (io != DL_OK) {
             st = dl_status_worse(st, io);
             /* The record says how the run ended, charts included. */
-            cJSON_ReplaceItemInObject(out.run, "exit_code",
-                                      cJSON_CreateNumber(dl_status_exit_code(st)));
-            if (written && dl_run_write(out.run, dir) == DL_OK)
+            dl_record_set_exit(out.run, dl_status_exit_code(st));
+            if (written && dl_record_write(out.run, dir) == DL_OK)
                 dl_launch_note(dl_status_exit_code(st));
         }
         cJSON_Delete(out.run);

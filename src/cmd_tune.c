@@ -243,7 +243,7 @@ static size_t read_profile(const tune_t *t, const cJSON *prof, meas_t *out)
 }
 
 /* The curve's time for each fused size, summed: what a sweep alone predicts. */
-static void predict(const tune_t *t, const dl_run_t *curve, meas_t *ms, size_t n)
+static void predict(const tune_t *t, const dl_record_t *curve, meas_t *ms, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         dl_curve_t cv;
@@ -433,7 +433,7 @@ static dl_status_t finish(void *arg, void *runp, const char *dir, dl_status_t ms
     size_t np = (size_t)cJSON_GetArraySize(ps), n = 0, nok = 0;
     meas_t *ms = calloc(np * t->nc + 1, sizeof(*ms));
     meas_t **ok = calloc(np * t->nc + 1, sizeof(*ok));
-    dl_run_t curve;
+    dl_record_t curve;
     int have_curve = 0;
     dl_status_t st = ms && ok ? DL_OK : DL_ERR_NOMEM;
     if (st == DL_OK && t->o.curve) {
@@ -500,7 +500,7 @@ static dl_status_t finish(void *arg, void *runp, const char *dir, dl_status_t ms
     free(ms);
     free(ok);
     if (have_curve)
-        dl_an_free(&curve);
+        dl_record_free(&curve);
     return st;
 }
 
@@ -582,14 +582,14 @@ static dl_status_t prepare(tune_t *t)
     t->horovod = strcmp(o->framework, "horovod") == 0;
     t->backward_s = o->backward_ms / 1e3;
     if (o->curve) { /* a bad curve is bad input, found before anything runs */
-        dl_run_t r;
+        dl_record_t r;
         if (dl_an_load(o->curve, &r) != DL_OK)
             return DL_ERR_INPUT;
         dl_curve_t cv;
         dl_status_t st = dl_curve_get(&r, r.nprofs ? r.profs[0].name : "", "allreduce", &cv);
         if (st == DL_OK)
             dl_curve_free(&cv);
-        dl_an_free(&r);
+        dl_record_free(&r);
         if (st != DL_OK) {
             dl_err("--curve %s: no all-reduce rows to predict from", o->curve);
             return DL_ERR_INPUT;
