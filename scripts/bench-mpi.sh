@@ -42,7 +42,7 @@ for pair in $SIZES; do
     $mpirun "$BUILD/tests/bench_bare_allreduce" "$b" "$iters" "$WARMUP" |
       awk -v s="$b" '/^bytes/ { print "bare", s, $6 }' >>"$tmp/raw"
     $mpirun "$BUILD/dlcomm" sweep -c allreduce -d float32 -o sum --placement out \
-      -n "$iters" -w "$WARMUP" -b "$b" -e "$b" -q --out "$tmp/run" >/dev/null
+      -n "$iters" -w "$WARMUP" -b "$b" -e "$b" -q --overwrite --out "$tmp/run" >/dev/null
     python3 -c 'import json,sys
 r = json.load(open(sys.argv[1]))["profiles"][0]["results"][0]
 print("mean", r["bytes"], r["time_us"]["mean"]); print("avg", r["bytes"], r["avg_us"])' \

@@ -2,7 +2,6 @@
  * printed as tables, written as run.json and run.csv. */
 #include <mpi.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "sys/launcher.h"
 #include "sys/lastwords.h"
 #include "sys/sys.h"
+#include "sys/watchdog.h"
 
 typedef struct {
     uint32_t colls, dtypes, ops; /* masks of dl_coll_id_t, dl_dtype_t, dl_op_t */
@@ -271,47 +271,32 @@ static dl_status_t build_plan(const sweep_opts_t *o, const dl_sweep_hook_t *hook
 
 /* ---- the deadline: a case that does not finish in time aborts the job ---- */
 
-static _Atomic double g_case_started;
-static double g_timeout;
 static int g_rank;
 
 /* When this rank's collective failed, its peers sit inside the collective
  * and would wait out --timeout: give the agreement a moment, then end the
  * job (rank 0 has written every finished collective). */
 #define DL_FAILURE_GRACE_S 3.0
-static _Atomic double g_failed_at;
 
 static void on_local_failure(dl_status_t st)
 {
     (void)st;
-    atomic_store(&g_failed_at, dl_now());
+    dl_watchdog_failed();
 }
 
-static void *deadline_thread(void *arg)
+static double on_deadline(void *arg, dl_wd_why_t why, int sig, const char *step)
 {
-    (void)arg;
-    for (;;) {
-        sleep(1);
-        double failed = atomic_load(&g_failed_at);
-        if (failed > 0 && dl_now() - failed > DL_FAILURE_GRACE_S) {
-            dl_err("rank %d: its collective failed (above) and the peers cannot finish theirs; "
-                   "ending the job", g_rank);
-            dl_lw_note(DL_LW_FAILED);
-            dl_launch_note(3);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-            _exit(3);
-        }
-        double started = atomic_load(&g_case_started);
-        if (started > 0 && dl_now() - started > g_timeout) {
-            dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
-                   g_rank, g_timeout);
-            dl_lw_note(DL_LW_TIMEOUT);
-            dl_launch_note(3);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-            _exit(3);
-        }
+    (void)arg; (void)sig; (void)step;
+    if (why == DL_WD_FAILED) {
+        dl_err("rank %d: its collective failed (above) and the peers cannot finish theirs; "
+               "ending the job", g_rank);
+        dl_lw_note(DL_LW_FAILED);
+    } else {
+        dl_err("rank %d: no progress for %.0f s (timeout): a peer is hung or gone; aborting",
+               g_rank, dl_watchdog_timeout());
+        dl_lw_note(DL_LW_TIMEOUT);
     }
-    return NULL;
+    return 0;
 }
 
 /* ---- per-result output on rank 0 ---- */
@@ -371,7 +356,7 @@ static dl_status_t on_result(void *arg, dl_result_t *r)
 static dl_status_t on_result_locked(void *arg, dl_result_t *r)
 {
     sweep_out_t *s = arg;
-    atomic_store(&g_case_started, dl_now());
+    dl_watchdog_step(NULL);
     s->done++;
     s->wrong += r->wrong;
     if (s->rank != 0)
@@ -594,11 +579,9 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
                             .split = x.all ? sl : NULL, .world_rank = out->rank};
     void *ctx = NULL;
     dl_status_t st = be->init(&cfg, &ctx);
-    g_timeout = timeout;
-    atomic_store(&g_case_started, dl_now());
-    pthread_t tid;
-    pthread_create(&tid, NULL, deadline_thread, NULL);
-    pthread_detach(tid);
+    dl_watchdog_cfg_t wc = {.timeout_s = timeout, .fail_grace_s = DL_FAILURE_GRACE_S,
+                            .on_expire = on_deadline};
+    dl_watchdog_start(&wc);
 
     if (st == DL_OK && be->describe && out->profile) /* as a worker's INFO record */
         be->describe(ctx, cJSON_AddObjectToObject(out->profile, "backend_info"));
@@ -610,8 +593,7 @@ static dl_status_t run_inprocess(const sweep_plan_t *sp, const dl_backend_ops_t 
     pthread_mutex_lock(&g_out_lock);
     g_out_final = 1;
     pthread_mutex_unlock(&g_out_lock);
-    atomic_store(&g_case_started, 0.0);
-    atomic_store(&g_failed_at, 0.0); /* every rank agreed: the run ends normally */
+    dl_watchdog_idle(); /* every rank agreed: the run ends normally */
     if (ctx)
         be->fini(ctx);
     if (group != MPI_COMM_NULL)

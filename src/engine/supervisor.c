@@ -13,7 +13,9 @@
 #include "../sys/lastwords.h"
 
 #define KILL_GRACE_S 2.0
-#define EXIT_GRACE_S 10.0
+/* After DONE the worker tears its backend down (nccl: a finalize bounded at
+ * 10 s, then an abort) and exits. */
+#define EXIT_GRACE_S 15.0
 #define PEER_GRACE_S 2.0
 
 static volatile sig_atomic_t g_interrupted;

@@ -149,7 +149,7 @@ static void send_end(wk_t *w, dl_status_t st, int own)
 }
 
 static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *sizes,
-                           const cJSON *opts_json, int *own)
+                           const cJSON *opts_json, int *own, int *ended)
 {
     *own = 1;
     const dl_backend_ops_t *be = dl_backend_find(c->backend);
@@ -209,6 +209,11 @@ static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *s
                       .mo = c->mo};
     st = dl_plan_run(&plan, &iw.ops, &iw, &x, send_result, w);
     *own = iw.own_failure;
+    /* The profile ends with its last row: the supervisor hears so before
+     * the teardown (NCCL's takes up to 0.5 s, its proxy thread's poll),
+     * which its exit_s then holds. */
+    send_end(w, st, *own);
+    *ended = 1;
     be->fini(ctx);
     free(opts);
     return st;
@@ -379,8 +384,10 @@ int dl_worker_main(int fd)
         cJSON_Delete(opts);
         return dl_status_exit_code(st);
     }
-    st = measure(&w, &c, sizes, opts, &own);
-    send_end(&w, st, own);
+    int ended = 0; /* measure said DONE or ERROR itself, before its teardown */
+    st = measure(&w, &c, sizes, opts, &own, &ended);
+    if (!ended)
+        send_end(&w, st, own);
     free(sizes);
     cJSON_Delete(opts);
     return dl_status_exit_code(st);

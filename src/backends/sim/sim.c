@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A deterministic value in [-1, 1] per (rank, call). */
@@ -67,6 +68,7 @@ static dl_status_t sim_init(const dl_backend_cfg_t *cfg, void **out)
         dl_err("sim: no system description (the supervisor's setup names one)");
     c->rank = cfg->rank;
     c->nranks = cfg->nranks;
+    c->teardown_s = o ? o->teardown_s : 0;
     if (st == DL_OK)
         sim_model_init(c, o->nodes > 0 ? (int)o->nodes : 0);
     if (st == DL_OK && cfg->split)
@@ -111,7 +113,16 @@ static dl_status_t sim_check(void *ctx, const dl_case_t *k, uint64_t *wrong)
     return DL_OK;
 }
 
-static void sim_fini(void *ctx) { free(ctx); }
+static void sim_fini(void *ctx)
+{
+    sim_ctx_t *c = ctx;
+    if (c && c->teardown_s > 0) {
+        struct timespec ts = {(time_t)c->teardown_s,
+                              (long)((c->teardown_s - (double)(time_t)c->teardown_s) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    free(ctx);
+}
 
 static int sim_supports(const dl_case_t *c, char *why, size_t len)
 {
@@ -218,6 +229,12 @@ static void sim_describe(void *ctx, void *json)
     cJSON_AddBoolToObject(o, "data_checked", 0);
 }
 
+static const char *nonneg_double(const void *f)
+{
+    double v = *(const double *)f;
+    return v >= 0 && v <= 60 ? NULL : "must be between 0 and 60";
+}
+
 #define O(f) offsetof(sim_opts_t, f)
 static const dl_opt_t sim_opts[] = {
     {"system", 0, DL_OPT_STR, NULL, "NAME|FILE",
@@ -225,6 +242,9 @@ static const dl_opt_t sim_opts[] = {
      O(system), NULL},
     {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(nodes),
      dl_opt_nonneg_long},
+    {"sim-teardown", 0, DL_OPT_DOUBLE, "0", "SEC",
+     "sim: how long the communicator's teardown takes (NCCL's proxy thread: up to 0.5 s)",
+     O(teardown_s), nonneg_double},
 };
 #undef O
 

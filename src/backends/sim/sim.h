@@ -12,6 +12,8 @@
 typedef struct {
     const char *system; /* a name or path; setup makes it the file's path (file) */
     long nodes;         /* 0: the file's */
+    double teardown_s;  /* fini's length: NCCL's communicator teardown (its proxy
+                         * thread polls every 0.5 s), for the engine's tests */
     char file[1024];    /* setup's: the description's path */
 } sim_opts_t;
 
@@ -30,6 +32,7 @@ typedef struct {
     unsigned algos, protos; /* bit 0 ring, 1 tree; bit i = proto i */
     uint32_t id_sum;
     uint64_t calls;
+    double teardown_s; /* --sim-teardown */
 } sim_ctx_t;
 
 /* model.c: the whole model of nodes (0: the file's) on one group. */
