@@ -63,7 +63,7 @@ static int plot_main(int argc, char **argv)
             snprintf(dir, sizeof(dir), ".");
         o.out = dir;
     }
-    cJSON *tune = dl_an_tune_load(pos[0], NULL);
+    cJSON *tune = dl_record_read_tune(pos[0], NULL);
     if (tune) { /* a tune record: its chart alone */
         dl_plot_opts_t po = {.outdir = o.out, .format = o.format};
         dl_status_t st = npos == 1 ? dl_an_plot_tune(tune, &po) : DL_ERR_USAGE;

@@ -106,7 +106,7 @@ static int report_main(int argc, char **argv)
         return 2;
     /* A tune run's run.json carries its own record; a tune record alone is no run. */
     int is_run = 0;
-    cJSON *own = dl_an_tune_load(pos[0], &is_run);
+    cJSON *own = dl_record_read_tune(pos[0], &is_run);
     if (own && !is_run) {
         code = report_tune_record(&o, pos[0], own);
         cJSON_Delete(own);
@@ -132,7 +132,7 @@ static int report_main(int argc, char **argv)
         have_base = 1;
     }
     cJSON *tune = own;
-    if (o.tune && !(tune = dl_an_tune_load(o.tune, NULL))) {
+    if (o.tune && !(tune = dl_record_read_tune(o.tune, NULL))) {
         dl_err("--tune %s: not a dlcomm tune record (tune --json, or its run.json)", o.tune);
         if (have_base)
             dl_record_free(&b);

@@ -23,7 +23,7 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
     if (html) { /* the line rate of the system a sim run modelled; a tune run's answer */
         dl_line_t line;
         dl_an_run_line(&r, NULL, &line);
-        cJSON *tune = dl_an_tune_load(path, NULL);
+        cJSON *tune = dl_record_read_tune(path, NULL);
         dl_tune_rep_t t;
         dl_status_t ts = tune ? dl_an_tune_make(tune, NULL, &t) : DL_OK;
         st = dl_status_worse(st, ts != DL_OK ? ts

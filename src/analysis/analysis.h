@@ -180,10 +180,6 @@ typedef struct {
 dl_status_t dl_an_find_gnuplot(char *buf, size_t len);
 /* One chart per collective and metric (busbw, time): <coll>-<metric>.<fmt>. */
 dl_status_t dl_an_plot(dl_record_t *const *runs, size_t nruns, const dl_plot_opts_t *o);
-/* A tune record (tune --json, or a run.json with "tune"): its tune object
- * (the caller deletes it; a cJSON *), or NULL when the file is not one;
- * is_run (may be NULL) set when the file is a run.json. */
-struct cJSON *dl_an_tune_load(const char *path, int *is_run);
 /* OUTDIR/tune-exposed.FMT: exposed time per candidate, one line per
  * profile (data in tune.dat, script in tune.gp). */
 dl_status_t dl_an_plot_tune(const struct cJSON *tune, const dl_plot_opts_t *o);
@@ -240,7 +236,7 @@ dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record
  * profile it comes from. */
 uint64_t dl_an_fusion_threshold(const dl_record_t *r, char *prof, size_t plen);
 
-/* A tune record (dl_an_tune_load) read for report, plot and the HTML page:
+/* A tune record (dl_record_read_tune) read for report, plot and the HTML page:
  * its candidates, grouped by profile, the recommendation, and how the
  * curve's fusion advice of a sweep r compares with it. Computed once. */
 typedef struct {

@@ -456,35 +456,6 @@ dl_status_t dl_an_plot(dl_record_t *const *runs, size_t nruns, const dl_plot_opt
 
 /* ---- a tune record: exposed time per candidate, one line per profile ---- */
 
-/* The tune object of a file: a tune --json record, or run.json's "tune"
- * (of a run folder too). */
-cJSON *dl_an_tune_load(const char *path, int *is_run)
-{
-    if (is_run)
-        *is_run = 0;
-    char *text = NULL, file[1100];
-    size_t len = 0;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder, as dl_an_load reads it */
-        snprintf(file, sizeof(file), "%s/run.json", path);
-        path = file;
-    }
-    if (dl_read_file(path, &text, &len) != DL_OK)
-        return NULL;
-    cJSON *root = cJSON_Parse(text), *t = NULL;
-    free(text);
-    if (!root)
-        return NULL;
-    if (cJSON_GetObjectItemCaseSensitive(root, "candidates") &&
-        cJSON_GetObjectItemCaseSensitive(root, "recommendation"))
-        return root;
-    t = cJSON_DetachItemFromObjectCaseSensitive(root, "tune");
-    if (t && is_run)
-        *is_run = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "profiles"));
-    cJSON_Delete(root);
-    return t;
-}
-
 /* tune.dat: one block per profile (candidate number, exposed ms, comm ms). */
 static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const char *dat,
                                const char *tmp_chart, char **gp, size_t *gplen)

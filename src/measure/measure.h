@@ -76,6 +76,11 @@ typedef struct {
                              * dl_split_members order) */
     int32_t group;
     dl_status_t status;
+    /* What the backend chose for this row, where it says (NCCL: the
+     * algorithm, protocol and channels of the call; "" and 0: not known,
+     * and then left out of run.json's row: "algo", "proto", "nchannels"). */
+    char algo[16], proto[16];
+    int nchannels;
 } dl_result_t;
 
 /* Why a row's timing ended: its CI target met, the budget spent first,

@@ -55,6 +55,10 @@ typedef struct {
     double wrong;           /* wrong elements (NAN: not checked) */
     int modelled;           /* from a model (sim backend), not a measurement */
     int group;              /* sweep --split: the row's group; -1: no split */
+    /* What the backend chose for the row (run.json's optional "algo",
+     * "proto", "nchannels"; "" and 0 when the row does not say). */
+    char algo[16], proto[16];
+    int nchannels;
 } dl_row_t;
 
 /* A recorded setting: an environment variable, a profile's setting. */
@@ -124,6 +128,11 @@ dl_status_t dl_record_read(const char *path, dl_record_t *out);
 /* The same from a NUL-terminated text of len bytes (name: for the lines). */
 dl_status_t dl_record_parse(const char *text, size_t len, dl_record_t *out);
 void dl_record_free(dl_record_t *r);
+/* A tune record (tune --json, or a run.json with "tune"; a folder: its
+ * run.json): its tune object (the caller deletes it), or NULL when the
+ * file is not one; is_run (may be NULL) set when the file is a run.json. */
+struct cJSON;
+struct cJSON *dl_record_read_tune(const char *path, int *is_run);
 
 /* For the readers of other formats (read_ncclt.c) that fill a record:
  * append a row (copied) or a profile (status ok); a row with no figures. */
@@ -132,7 +141,6 @@ dl_rec_profile_t *dl_rec_push_profile(dl_record_t *r, const char *name);
 void dl_rec_row_init(dl_row_t *row);
 /* hosts, ranks, versions and start of a run.json-like document (run.json,
  * a tune record) into out's header; rows untouched. */
-struct cJSON;
 void dl_rec_read_header(const struct cJSON *doc, dl_record_t *out);
 
 /* The fingerprint's facts that a reader shows, as a field table: what

@@ -218,6 +218,10 @@ static dl_status_t read_result(const cJSON *o, dl_record_t *out)
     row.wrong = num_of(o, "wrong");
     double g = num_of(o, "group");
     row.group = g >= 0 && g < 1e7 ? (int)g : -1;
+    snprintf(row.algo, sizeof(row.algo), "%s", str_of(o, "algo", ""));
+    snprintf(row.proto, sizeof(row.proto), "%s", str_of(o, "proto", ""));
+    double nch = num_of(o, "nchannels");
+    row.nchannels = nch >= 1 && nch < 1e6 ? (int)nch : 0;
     return dl_rec_push_row(out, &row);
 }
 
@@ -530,4 +534,33 @@ dl_status_t dl_record_read(const char *path, dl_record_t *out)
         st = dl_record_parse(data, len, out);
     free(data);
     return st;
+}
+
+/* The tune object of a file: a tune --json record, or run.json's "tune"
+ * (of a run folder too). */
+cJSON *dl_record_read_tune(const char *path, int *is_run)
+{
+    if (is_run)
+        *is_run = 0;
+    char *text = NULL, file[1100];
+    size_t len = 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder, as dl_record_read reads it */
+        snprintf(file, sizeof(file), "%s/run.json", path);
+        path = file;
+    }
+    if (dl_read_file(path, &text, &len) != DL_OK)
+        return NULL;
+    cJSON *root = cJSON_Parse(text), *t = NULL;
+    free(text);
+    if (!root)
+        return NULL;
+    if (cJSON_GetObjectItemCaseSensitive(root, "candidates") &&
+        cJSON_GetObjectItemCaseSensitive(root, "recommendation"))
+        return root;
+    t = cJSON_DetachItemFromObjectCaseSensitive(root, "tune");
+    if (t && is_run)
+        *is_run = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "profiles"));
+    cJSON_Delete(root);
+    return t;
 }

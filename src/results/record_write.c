@@ -108,6 +108,17 @@ static cJSON *time_obj(const dl_stats_t *t)
     return o;
 }
 
+/* What the backend chose, only where it said (absent: not known). */
+static void add_choices(cJSON *o, const dl_result_t *r)
+{
+    if (r->algo[0])
+        cJSON_AddStringToObject(o, "algo", r->algo);
+    if (r->proto[0])
+        cJSON_AddStringToObject(o, "proto", r->proto);
+    if (r->nchannels > 0)
+        cJSON_AddNumberToObject(o, "nchannels", r->nchannels);
+}
+
 void dl_record_add_row(cJSON *profile, const dl_result_t *r)
 {
     const dl_case_t *c = &r->c;
@@ -143,6 +154,7 @@ void dl_record_add_row(cJSON *profile, const dl_result_t *r)
     cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(ranks));
     cJSON_AddNumberToObject(o, "setup_s", r->setup_s);
     cJSON_AddNumberToObject(o, "timed_s", r->timed_s);
+    add_choices(o, r);
     if (!r->checked) { /* not checked is not "0 wrong" */
         cJSON_AddNullToObject(o, "wrong");
         cJSON_AddNullToObject(o, "wrong_per_rank");
