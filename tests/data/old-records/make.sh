@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086  # MPIRUN, MPI and SIM are split into words on purpose
 # Writes run.json files with an EARLIER dlcomm, and what that dlcomm's compare
 # and report said of them, for old_records.py (the compatibility test: the
 # current readers must say the same). Run once per old version, from a build
@@ -9,7 +10,6 @@
 # Files: TAG-NAME.json (the runs), TAG-NAME.out (the old output of a command,
 # listed in TAG.cmds as NAME<TAB>ARGS). Small on purpose: few sizes, 2-4 ranks.
 set -eu
-# shellcheck disable=SC2086  # MPIRUN, MPI and SIM are words on purpose
 BIN=$1 TAG=$2 MPIRUN=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d /tmp/dlcomm-old-records.XXXXXX)
