@@ -97,6 +97,22 @@ def check_cmd(tag, name, args):
                             % (what, line, p.stdout))
             return
 
+def schema_has_teeth():
+    """The schema refuses what a reader could not take: a status it does not
+    know, a row without its size, a figure that is text."""
+    with open(os.path.join(DATA, "9fd692f-crash.json")) as f:
+        doc = json.load(f)
+    bad = [("status", lambda d: d["profiles"][0].update(status="finished")),
+           ("bytes", lambda d: d["profiles"][1]["results"][0].pop("bytes")),
+           ("busbw", lambda d: d["profiles"][1]["results"][0].update(busbw_gbps="fast"))]
+    for what, spoil in bad:
+        d = json.loads(json.dumps(doc))
+        spoil(d)
+        if not record_schema.validate(d):
+            failures.append("the schema takes a run.json with a bad %s" % what)
+
+
+schema_has_teeth()
 tags = sorted(os.path.basename(c)[:-5] for c in glob.glob(os.path.join(DATA, "*.cmds")))
 if len(tags) < 1:
     sys.exit("FAIL: no old records under %s" % DATA)
