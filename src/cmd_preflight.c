@@ -194,12 +194,11 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
 
 static cJSON *doc_new(const pf_cli_t *a, int argc, char **argv)
 {
-    char cmd[4096] = "dlcomm";
+    char cmd[4096] = "dlcomm preflight";
     size_t n = strlen(cmd);
     for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
-    cJSON *d = dl_record_new(cmd);
-    cJSON_DeleteItemFromObject(d, "profiles");
+    cJSON *d = dl_record_head(cmd);
     cJSON_AddStringToObject(d, "kind", "preflight");
     dl_opts_echo(pf_opts, DL_ARRAY_SIZE(pf_opts), a, cJSON_AddObjectToObject(d, "options"));
     cJSON_AddItemToObject(d, "environment", dl_env_allowlist());

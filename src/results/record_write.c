@@ -10,7 +10,7 @@
 
 #include "../version.h"
 
-cJSON *dl_record_new(const char *command)
+cJSON *dl_record_head(const char *command)
 {
     cJSON *run = cJSON_CreateObject();
     char ts[64];
@@ -24,6 +24,12 @@ cJSON *dl_record_new(const char *command)
     cJSON_AddStringToObject(run, "command", command);
     cJSON_AddStringToObject(run, "started", ts);
     cJSON_AddItemToObject(run, "versions", dl_versions_json());
+    return run;
+}
+
+cJSON *dl_record_new(const char *command)
+{
+    cJSON *run = dl_record_head(command);
     cJSON_AddItemToObject(run, "profiles", cJSON_CreateArray());
     return run;
 }

@@ -14,8 +14,11 @@
 #include "record.h"
 
 
-/* A new run document: schema, tool version, start time. */
+/* A new run document: schema, tool version, start time, no profiles yet. */
 cJSON *dl_record_new(const char *command);
+/* The head alone (schema, tool, command, start, versions): what another
+ * document of dlcomm's (preflight --json) begins with. */
+cJSON *dl_record_head(const char *command);
 /* "backend": {name, why (auto: what was passed over), modelled {system,
  * nodes, gpus_per_node, ranks} for a model (setup NULL: none)}. */
 void dl_record_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup);
