@@ -5,8 +5,9 @@
 #      .deps/nccl-tests.tar.gz: `git archive` of NVIDIA/nccl-tests), MPI off;
 #   2. three rounds of all_reduce_perf, all_gather_perf, broadcast_perf
 #      (-b 8 -e 4G -f 2 -g 1) and one dlcomm sweep of the same three
-#      collectives (--placement out), each timed whole, then the same sweep
-#      with nccl-tests' fixed counts (-w 5 -n 20: its wall time only);
+#      collectives in the default mode (both placements, as nccl-tests
+#      measures), out-of-place only (--placement out), each timed whole, then
+#      the same sweep with nccl-tests' fixed counts (-w 5 -n 20: wall only);
 #   3. one rank entering each call late (DLCOMM_INJECT=slow:0) and the same
 #      sweep unfaulted: each row's rank_late_us and stragglers, side by side.
 # Writes to $OUT (default /tmp/dlcomm-vs): side-by-side.txt (the table, the
@@ -68,6 +69,8 @@ for i in 1 2 3; do
   for b in all_reduce all_gather broadcast; do
     timed nccl-tests "$i" "$RAW/nt-$b-$i.txt" "$NT/build/${b}_perf" -b 8 -e 4G -f 2 -g 1
   done
+  timed dlcomm-default "$i" "$RAW/dld-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
+    -c allreduce,allgather,broadcast -b 8 -e 4G --out "$RAW/dld-$i"
   timed dlcomm "$i" "$RAW/dl-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
     -c allreduce,allgather,broadcast -b 8 -e 4G --placement out --out "$RAW/dl-$i"
   timed dlcomm-fixed "$i" "$RAW/dlf-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \

@@ -123,6 +123,11 @@ def main():
         print("wall (median of rounds): nccl-tests %.2f s (three binaries), dlcomm %.2f s; "
               "ratio %.2f (goal <= 0.5: %s)" % (wall_med["nccl-tests"], wall_med["dlcomm"], wr,
                                                "yes" if wr <= 0.5 else "NO"))
+    if "nccl-tests" in wall_med and "dlcomm-default" in wall_med:
+        wd = wall_med["dlcomm-default"] / wall_med["nccl-tests"]
+        print("wall of the default sweep (both placements, as nccl-tests): dlcomm %.2f s; "
+              "ratio %.2f (goal <= 0.5: %s); %s" % (wall_med["dlcomm-default"], wd,
+                                                  "yes" if wd <= 0.5 else "NO", convergence(raw)))
     if "nccl-tests" in wall_med and "dlcomm-fixed" in wall_med:
         print("wall with nccl-tests' fixed counts (-w 5 -n 20, no CI stop): dlcomm %.2f s; ratio %.2f"
               % (wall_med["dlcomm-fixed"], wall_med["dlcomm-fixed"] / wall_med["nccl-tests"]))
@@ -132,6 +137,23 @@ def main():
                        "rounds": {"nccl-tests": len(walls.get("nccl-tests", {})),
                                   "dlcomm": len(dl_rounds)}}, f, indent=1)
     return 0
+
+
+def convergence(raw):
+    """Rows of the default-mode runs that did not converge, and why (run.json's stop)."""
+    rows, why = 0, {}
+    for d in sorted(os.listdir(raw)):
+        path = os.path.join(raw, d, "run.json")
+        if not d.startswith("dld-") or not os.path.exists(path):
+            continue
+        with open(path) as f:
+            run = json.load(f)
+        for p in run.get("profiles", []):
+            for r in p.get("results", []):
+                rows += 1
+                if not r.get("converged", True):
+                    why[r.get("stop", "?")] = why.get(r.get("stop", "?"), 0) + 1
+    return "%d rows, %d not converged %s" % (rows, sum(why.values()), why or "")
 
 
 if __name__ == "__main__":
