@@ -67,11 +67,11 @@ static int compare_main(int argc, char **argv)
         return 2;
     if (o.json && dl_out_file_check("--json", o.json) != DL_OK)
         return 2;
-    dl_run_t b, n;
+    dl_record_t b, n;
     if (dl_an_load(pos[0], &b) != DL_OK)
         return 2;
     if (dl_an_load(pos[1], &n) != DL_OK) {
-        dl_an_free(&b);
+        dl_record_free(&b);
         return 2;
     }
     dl_cmp_t c;
@@ -96,8 +96,8 @@ static int compare_main(int argc, char **argv)
     code = dl_an_cmp_regressed(&c);
 out:
     dl_an_cmp_free(&c);
-    dl_an_free(&b);
-    dl_an_free(&n);
+    dl_record_free(&b);
+    dl_record_free(&n);
     return code;
 }
 

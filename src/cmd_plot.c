@@ -63,7 +63,7 @@ static int plot_main(int argc, char **argv)
             snprintf(dir, sizeof(dir), ".");
         o.out = dir;
     }
-    cJSON *tune = dl_an_tune_load(pos[0], NULL);
+    cJSON *tune = dl_record_read_tune(pos[0], NULL);
     if (tune) { /* a tune record: its chart alone */
         dl_plot_opts_t po = {.outdir = o.out, .format = o.format};
         dl_status_t st = npos == 1 ? dl_an_plot_tune(tune, &po) : DL_ERR_USAGE;
@@ -74,8 +74,8 @@ static int plot_main(int argc, char **argv)
         cJSON_Delete(tune);
         return dl_status_exit_code(st);
     }
-    dl_run_t runs[MAX_RUNS];
-    dl_run_t *pr[MAX_RUNS];
+    dl_record_t runs[MAX_RUNS];
+    dl_record_t *pr[MAX_RUNS];
     dl_status_t st = DL_OK;
     int loaded = 0;
     for (; loaded < npos; loaded++) {
@@ -90,7 +90,7 @@ static int plot_main(int argc, char **argv)
             printf("# wrote %s/<collective>-{busbw,time}.%s\n", o.out, o.format);
     }
     for (int i = 0; i < loaded; i++)
-        dl_an_free(&runs[i]);
+        dl_record_free(&runs[i]);
     return dl_status_exit_code(st);
 }
 

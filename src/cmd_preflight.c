@@ -94,7 +94,7 @@ static const char usage[] =
 typedef struct {
     dl_pf_opts_t o;
     uint64_t sizes[16];
-    dl_run_t baseline;
+    dl_record_t baseline;
     char prom[4096];
     dl_system_t system;        /* --system, read once */
     void *model_opts;          /* the modelling backend's options (o.model) */
@@ -195,12 +195,11 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
 
 static cJSON *doc_new(const pf_cli_t *a, int argc, char **argv)
 {
-    char cmd[4096] = "dlcomm";
+    char cmd[4096] = "dlcomm preflight";
     size_t n = strlen(cmd);
     for (int i = 0; i < argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", argv[i]);
-    cJSON *d = dl_run_new(cmd);
-    cJSON_DeleteItemFromObject(d, "profiles");
+    cJSON *d = dl_record_head(cmd);
     cJSON_AddStringToObject(d, "kind", "preflight");
     dl_opts_echo(pf_opts, DL_ARRAY_SIZE(pf_opts), a, cJSON_AddObjectToObject(d, "options"));
     cJSON_AddItemToObject(d, "environment", dl_env_allowlist());
@@ -399,7 +398,7 @@ static int preflight_main(int argc, char **argv)
     if (w.be && dl_backend_has(w.be, DL_CAP_WORKER))
         workers_close(&w);
     cJSON_Delete(w.fingerprint);
-    dl_an_free(&ps.baseline);
+    dl_record_free(&ps.baseline);
     free(ps.model_opts);
     MPI_Finalize();
     return code;

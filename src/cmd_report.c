@@ -106,7 +106,7 @@ static int report_main(int argc, char **argv)
         return 2;
     /* A tune run's run.json carries its own record; a tune record alone is no run. */
     int is_run = 0;
-    cJSON *own = dl_an_tune_load(pos[0], &is_run);
+    cJSON *own = dl_record_read_tune(pos[0], &is_run);
     if (own && !is_run) {
         code = report_tune_record(&o, pos[0], own);
         cJSON_Delete(own);
@@ -117,7 +117,7 @@ static int report_main(int argc, char **argv)
         cJSON_Delete(own);
         return 2;
     }
-    dl_run_t r, b;
+    dl_record_t r, b;
     int have_base = 0;
     if (dl_an_load(pos[0], &r) != DL_OK) {
         cJSON_Delete(own);
@@ -126,17 +126,17 @@ static int report_main(int argc, char **argv)
     if (o.baseline) {
         if (dl_an_load(o.baseline, &b) != DL_OK) {
             cJSON_Delete(own);
-            dl_an_free(&r);
+            dl_record_free(&r);
             return 2;
         }
         have_base = 1;
     }
     cJSON *tune = own;
-    if (o.tune && !(tune = dl_an_tune_load(o.tune, NULL))) {
+    if (o.tune && !(tune = dl_record_read_tune(o.tune, NULL))) {
         dl_err("--tune %s: not a dlcomm tune record (tune --json, or its run.json)", o.tune);
         if (have_base)
-            dl_an_free(&b);
-        dl_an_free(&r);
+            dl_record_free(&b);
+        dl_record_free(&r);
         return 2;
     }
     /* A tune run's rows are its steps' calls, not a sweep: nothing to compare. */
@@ -159,8 +159,8 @@ static int report_main(int argc, char **argv)
         dl_an_tune_free(&t);
     cJSON_Delete(tune);
     if (have_base)
-        dl_an_free(&b);
-    dl_an_free(&r);
+        dl_record_free(&b);
+    dl_record_free(&r);
     return dl_status_exit_code(st);
 }
 

@@ -270,7 +270,7 @@ static void row_in(tune_sink_t *k, const dl_result_t *r)
 }
 
 /* The curve's time for each fused size, summed: what a sweep alone predicts. */
-static void predict(const tune_t *t, const dl_run_t *curve, meas_t *ms, size_t n)
+static void predict(const tune_t *t, const dl_record_t *curve, meas_t *ms, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         dl_curve_t cv;
@@ -497,11 +497,11 @@ static dl_status_t finish(tune_sink_t *k, cJSON *run, const char *dir, dl_status
     const tune_t *t = k->t;
     meas_t **ok = calloc(k->n + 1, sizeof(*ok));
     size_t nok = 0;
-    dl_run_t curve;
+    dl_record_t curve;
     dl_status_t st = ok ? DL_OK : DL_ERR_NOMEM;
     if (st == DL_OK && t->o.curve && (st = dl_an_load(t->o.curve, &curve)) == DL_OK) {
         predict(t, &curve, k->ms, k->n); /* checked before the run too */
-        dl_an_free(&curve);
+        dl_record_free(&curve);
     }
     for (size_t i = 0; i < k->n; i++)
         if (k->ms[i].measured)
@@ -543,7 +543,8 @@ static dl_status_t ts_result(void *arg, dl_result_t *r)
     return st;
 }
 
-static void ts_profile_end(void *arg, const dl_job_t *j, const char *status, const char *reason)
+static void ts_profile_end(void *arg, const dl_job_t *j, dl_rec_status_t status,
+                           const char *reason)
 {
     tune_sink_t *k = arg;
     k->inner.profile_end(k->inner.arg, j, status, reason);
@@ -648,14 +649,14 @@ static dl_status_t prepare(tune_t *t)
     t->horovod = strcmp(o->framework, "horovod") == 0;
     t->backward_s = o->backward_ms / 1e3;
     if (o->curve) { /* a bad curve is bad input, found before anything runs */
-        dl_run_t r;
+        dl_record_t r;
         if (dl_an_load(o->curve, &r) != DL_OK)
             return DL_ERR_INPUT;
         dl_curve_t cv;
         dl_status_t st = dl_curve_get(&r, r.nprofs ? r.profs[0].name : "", "allreduce", &cv);
         if (st == DL_OK)
             dl_curve_free(&cv);
-        dl_an_free(&r);
+        dl_record_free(&r);
         if (st != DL_OK) {
             dl_err("--curve %s: no all-reduce rows to predict from", o->curve);
             return DL_ERR_INPUT;

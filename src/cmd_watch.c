@@ -285,7 +285,7 @@ static void regression_gauges(dl_prom_t *p, const dl_cmp_t *c)
     free((void *)v);
 }
 
-static int judge(watch_t *w, dl_prom_t *p, const dl_run_t *b, const dl_run_t *n,
+static int judge(watch_t *w, dl_prom_t *p, const dl_record_t *b, const dl_record_t *n,
                  const dl_cmp_opts_t *co, const dl_cmp_t *c, const char *json)
 {
     regression_gauges(p, c);
@@ -424,11 +424,11 @@ static int compare_step(watch_t *w, dl_prom_t *p)
     snprintf(base, sizeof(base), "%s/%s/sweep/run.json", w->o.results, w->prev);
     snprintf(cur, sizeof(cur), "%s/sweep/run.json", w->dir);
     snprintf(json, sizeof(json), "%s/compare.json", w->dir);
-    dl_run_t b, n;
+    dl_record_t b, n;
     if (dl_an_load(base, &b) != DL_OK)
         return 3;
     if (dl_an_load(cur, &n) != DL_OK) {
-        dl_an_free(&b);
+        dl_record_free(&b);
         return 3;
     }
     dl_cmp_opts_t co = {.threshold = w->o.threshold / 100.0, .metric = DL_M_BUSBW, .min_size = 1,
@@ -439,8 +439,8 @@ static int compare_step(watch_t *w, dl_prom_t *p)
         code = judge(w, p, &b, &n, &co, &c, json);
         dl_an_cmp_free(&c);
     }
-    dl_an_free(&b);
-    dl_an_free(&n);
+    dl_record_free(&b);
+    dl_record_free(&n);
     return code;
 }
 

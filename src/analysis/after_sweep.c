@@ -14,7 +14,7 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
         return DL_OK;
     char path[1100];
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    dl_run_t r;
+    dl_record_t r;
     dl_status_t st = dl_an_load(path, &r);
     if (st != DL_OK)
         return st;
@@ -23,7 +23,7 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
     if (html) { /* the line rate of the system a sim run modelled; a tune run's answer */
         dl_line_t line;
         dl_an_run_line(&r, NULL, &line);
-        cJSON *tune = dl_an_tune_load(path, NULL);
+        cJSON *tune = dl_record_read_tune(path, NULL);
         dl_tune_rep_t t;
         dl_status_t ts = tune ? dl_an_tune_make(tune, NULL, &t) : DL_OK;
         st = dl_status_worse(st, ts != DL_OK ? ts
@@ -33,11 +33,11 @@ dl_status_t dl_an_after_sweep(const char *dir, int plot, const char *prom, const
         cJSON_Delete(tune);
     }
     if (plot) {
-        dl_run_t *runs[1] = {&r};
+        dl_record_t *runs[1] = {&r};
         dl_plot_opts_t o = {.outdir = dir, .format = "png"};
         st = dl_status_worse(st, dl_an_plot(runs, 1, &o));
     }
-    dl_an_free(&r);
+    dl_record_free(&r);
     return st;
 }
 

@@ -14,102 +14,34 @@
 #include <stdio.h>
 
 #include "../util/util.h"
+#include "../results/record.h"
 
-/* One measured case, whatever the source. Unknown figures are NAN. */
-typedef struct {
-    char profile[64], collective[32], dtype[16], op[16], placement[8];
-    uint64_t bytes;
-    uint64_t asked;         /* the size asked for (dlcomm's bytes_requested; 0: unknown) */
-    int ranks;
-    double time_us, p50_us; /* mean and median time of one call */
-    double ci95_us;         /* half-width of the mean's 95% CI (NAN: unknown) */
-    double stdev_us;        /* NAN: unknown */
-    double algbw, busbw;    /* GB/s */
-    long iterations;        /* 0: unknown */
-    double wrong;           /* wrong elements (NAN: not checked) */
-    int modelled;           /* from a model (sim backend), not a measurement */
-    int group;              /* sweep --split: the row's group; -1: no split */
-} dl_row_t;
-
-/* A recorded setting: an environment variable, a profile's setting. */
-typedef struct {
-    char key[64], value[256];
-} dl_kv_t;
-
-/* A rank the run named a straggler (run.json "stragglers"). */
-typedef struct {
-    int rank, rows, of_rows;
-    char host[64];
-    double late_us;
-} dl_strag_t;
-
-typedef struct {
-    char name[64], status[16], reason[128];
-    int modelled;
-    dl_kv_t *env;          /* the profile's settings (its env), in file order */
-    size_t nenv;
-    /* Algorithm and protocol the profile forces ("" when not forced). */
-    char algo[32], proto[32];
-    /* dlcomm runs: the backend, what NCCL said it used ("P2P 8 channels;
-     * network IB; GDR"), the contradictions with the profile ("rank 1: ...;
-     * ..."), the sim's system name and modelled nodes ("" / 0: unknown);
-     * nccl-tests files: backend "nccl". */
-    char backend[16], used[160], contra[512], system[64];
-    int sim_nodes;
-} dl_prof_t;
-
-/* DL_FMT_TUNE: a tune --json record, a header (dl_an_read_header) without rows. */
-typedef enum { DL_FMT_DLCOMM, DL_FMT_NCCLT_JSON, DL_FMT_NCCLT_TEXT, DL_FMT_TUNE } dl_fmt_t;
-
-/* A run: its rows and what it ran on. */
-typedef struct {
-    char path[512];
-    dl_fmt_t fmt;
-    dl_row_t *rows;
-    size_t nrows, cap;
-    dl_prof_t *profs;
-    size_t nprofs;
-    char hosts[256];      /* "a,b,c" */
-    int nhosts, ranks;
-    char tool[48];        /* "dlcomm 0.1.0", "nccl-tests 2.19.6" */
-    char nccl[32], cuda[32], driver[32], mpi[64], started[32];
-    char kernel[96], gpu[96]; /* rank 0's host kernel; the GPU a worker reported */
-    char system[512];         /* sim: the system description the sweep modelled */
-    /* What the run recorded beyond its rows, for "what differs": the
-     * allow-listed environment, the stragglers (has_strag: the run judged
-     * them), each rank's GPU ("0:0000:4a:00.0 1:..."), the backend and
-     * why it was chosen, a model's ranks and nodes (0: measured). */
-    dl_kv_t *env;
-    size_t nenv;
-    dl_strag_t *strag;
-    size_t nstrag;
-    int has_strag;
-    char rank_gpus[512], backend[16], backend_why[256];
-    int model_ranks, model_nodes;
-} dl_run_t;
+/* The row model is the run record's (results/record.h): dl_record_t,
+ * dl_rec_profile_t, dl_row_t. Transitional names for branches written
+ * before the rename; to be removed once they are merged. */
+typedef dl_record_t dl_run_t;
+typedef dl_rec_profile_t dl_prof_t;
 
 const char *dl_fmt_name(dl_fmt_t f);
 /* "out" -> "out-of-place", "in" -> "in-place". */
 const char *dl_an_place_name(const char *placement);
 
-/* Reads a file (a folder: its run.json). Bad input:
- * one line naming the file and the problem, DL_ERR_INPUT. */
-dl_status_t dl_an_load(const char *path, dl_run_t *out);
+/* Reads a file (a folder: its run.json), whatever its format: a dlcomm
+ * run.json through dl_record_parse, nccl-tests output through its readers.
+ * Bad input: one line naming the file and the problem, DL_ERR_INPUT; out of
+ * memory: DL_ERR_NOMEM (exit 3). */
+dl_status_t dl_an_load(const char *path, dl_record_t *out);
 /* The same from memory (buf need not be NUL-terminated). */
-dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_run_t *out);
-void dl_an_free(dl_run_t *r);
+dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_record_t *out);
+/* Transitional names (see above). */
+#define dl_an_free dl_record_free
+#define dl_an_add_row dl_rec_push_row
+#define dl_an_add_prof dl_rec_push_profile
+#define dl_an_row_init dl_rec_row_init
+#define dl_an_read_header dl_rec_read_header
 
-/* Internal to the readers: append a row (copied). */
-dl_status_t dl_an_add_row(dl_run_t *r, const dl_row_t *row);
-dl_prof_t *dl_an_add_prof(dl_run_t *r, const char *name);
-void dl_an_row_init(dl_row_t *row);
-dl_status_t dl_an_read_dlcomm(const char *buf, dl_run_t *out);
-/* hosts, ranks, versions and start of a run.json-like document (run.json,
- * a tune record) into out's header; rows untouched. */
-struct cJSON;
-void dl_an_read_header(const struct cJSON *doc, dl_run_t *out);
-dl_status_t dl_an_read_ncclt_json(const char *buf, dl_run_t *out);
-dl_status_t dl_an_read_ncclt_text(const char *buf, dl_run_t *out);
+dl_status_t dl_an_read_ncclt_json(const char *buf, dl_record_t *out);
+dl_status_t dl_an_read_ncclt_text(const char *buf, dl_record_t *out);
 /* nccl-tests names -> dlcomm names ("all_reduce_perf" -> "allreduce",
  * "float" -> "float32"); unknown names are kept as they are. */
 void dl_an_ncclt_coll(const char *s, char *out, size_t len);
@@ -119,14 +51,14 @@ void dl_an_ncclt_dtype(const char *s, char *out, size_t len);
  * t95 * stdev / sqrt(n); NAN when neither is known. */
 double dl_an_spread(const dl_row_t *r);
 /* "hosts vm; 2 ranks; dlcomm 0.1.0; NCCL 2.28.3" for titles and warnings. */
-void dl_an_describe(const dl_run_t *r, char *buf, size_t len);
+void dl_an_describe(const dl_record_t *r, char *buf, size_t len);
 /* The run's one rank count: a model's ranks, else the processes'. And the
  * words every output uses for it: "4 ranks on 1 host", "64 modelled ranks
  * (8 nodes), carried by 4 processes on 1 host". */
-int dl_an_run_ranks(const dl_run_t *r);
-void dl_an_ranks_text(const dl_run_t *r, char *buf, size_t len);
+int dl_an_run_ranks(const dl_record_t *r);
+void dl_an_ranks_text(const dl_record_t *r, char *buf, size_t len);
 /* The recorded value of an environment variable ("" when not recorded). */
-const char *dl_an_env(const dl_run_t *r, const char *key);
+const char *dl_an_env(const dl_record_t *r, const char *key);
 
 /* ---- what differs between two runs (differ.c) ---- */
 
@@ -141,7 +73,7 @@ typedef struct {
     size_t n, cap;
 } dl_diffs_t;
 /* Every difference, kind by kind, in the order of the kinds table. */
-dl_status_t dl_an_diffs(const dl_run_t *b, const dl_run_t *n, dl_diffs_t *out);
+dl_status_t dl_an_diffs(const dl_record_t *b, const dl_record_t *n, dl_diffs_t *out);
 void dl_an_diffs_free(dl_diffs_t *d);
 /* Appends one (for a kind's collector); "" on both sides or equal: none. */
 void dl_an_diff_add(dl_diffs_t *d, const char *kind, const char *what, const char *b,
@@ -166,9 +98,9 @@ typedef struct {
     size_t peak_i, i50, i90, floor_i; /* smallest sizes reaching 50%, 90% of peak */
 } dl_curve_t;
 
-dl_status_t dl_curve_get(const dl_run_t *r, const char *profile, const char *coll, dl_curve_t *c);
+dl_status_t dl_curve_get(const dl_record_t *r, const char *profile, const char *coll, dl_curve_t *c);
 /* The same for one --split group's rows (group -1: the best row's group, as dl_curve_get). */
-dl_status_t dl_curve_get_group(const dl_run_t *r, const char *profile, const char *coll, int group,
+dl_status_t dl_curve_get_group(const dl_record_t *r, const char *profile, const char *coll, int group,
                                dl_curve_t *c);
 void dl_curve_free(dl_curve_t *c);
 double dl_curve_bw(const dl_curve_t *c, size_t i);
@@ -222,7 +154,7 @@ typedef struct {
     char failures[512];    /* "; "-separated: "nccl-ring: ok -> timeout" */
 } dl_cmp_t;
 
-dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
+dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_cmp_opts_t *o,
                           dl_cmp_t *out);
 void dl_an_cmp_free(dl_cmp_t *c);
 /* The pairs, regressions first, then by change, worst first (all 0: the
@@ -232,9 +164,9 @@ const dl_pair_t **dl_an_cmp_sorted(const dl_cmp_t *c, int all, size_t *nv);
  * that no longer finishes, wrong elements in new), else 0. */
 int dl_an_cmp_regressed(const dl_cmp_t *c);
 const char *dl_an_metric_name(dl_metric_t m);
-void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
+void dl_an_cmp_print(FILE *f, const dl_record_t *b, const dl_record_t *n, const dl_cmp_opts_t *o,
                      const dl_cmp_t *c);
-dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *n,
+dl_status_t dl_an_cmp_json(const char *path, const dl_record_t *b, const dl_record_t *n,
                            const dl_cmp_opts_t *o, const dl_cmp_t *c);
 
 /* ---- plot ---- */
@@ -247,11 +179,7 @@ typedef struct {
 /* The full path of gnuplot on PATH into buf, or DL_ERR_UNAVAILABLE. */
 dl_status_t dl_an_find_gnuplot(char *buf, size_t len);
 /* One chart per collective and metric (busbw, time): <coll>-<metric>.<fmt>. */
-dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t *o);
-/* A tune record (tune --json, or a run.json with "tune"): its tune object
- * (the caller deletes it; a cJSON *), or NULL when the file is not one;
- * is_run (may be NULL) set when the file is a run.json. */
-struct cJSON *dl_an_tune_load(const char *path, int *is_run);
+dl_status_t dl_an_plot(dl_record_t *const *runs, size_t nruns, const dl_plot_opts_t *o);
 /* OUTDIR/tune-exposed.FMT: exposed time per candidate, one line per
  * profile (data in tune.dat, script in tune.gp). */
 dl_status_t dl_an_plot_tune(const struct cJSON *tune, const dl_plot_opts_t *o);
@@ -295,20 +223,20 @@ typedef struct {
 
 /* baseline: a single-node run for the hierarchical all-reduce advice (NULL
  * when none). */
-dl_status_t dl_an_report_make(const dl_run_t *r, const dl_run_t *baseline, dl_report_t *out);
+dl_status_t dl_an_report_make(const dl_record_t *r, const dl_record_t *baseline, dl_report_t *out);
 void dl_an_report_free(dl_report_t *rep);
 /* Prints the report (text) or writes JSON to f. */
-dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, int json);
+dl_status_t dl_an_report(FILE *f, const dl_record_t *r, const dl_record_t *baseline, int json);
 
 /* Internal to report: distinct profile (profiles 1) or collective names in
  * order of appearance; the advice (appended to rep->adv). */
-size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max);
-dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *baseline);
+size_t dl_an_names(const dl_record_t *r, int profiles, char (*out)[64], size_t max);
+dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record_t *baseline);
 /* The curve's HOROVOD_FUSION_THRESHOLD (bytes; 0: no all-reduce), and the
  * profile it comes from. */
-uint64_t dl_an_fusion_threshold(const dl_run_t *r, char *prof, size_t plen);
+uint64_t dl_an_fusion_threshold(const dl_record_t *r, char *prof, size_t plen);
 
-/* A tune record (dl_an_tune_load) read for report, plot and the HTML page:
+/* A tune record (dl_record_read_tune) read for report, plot and the HTML page:
  * its candidates, grouped by profile, the recommendation, and how the
  * curve's fusion advice of a sweep r compares with it. Computed once. */
 typedef struct {
@@ -343,7 +271,7 @@ typedef struct {
 } dl_tune_rep_t;
 
 /* r: the sweep whose curve is compared (NULL: none). */
-dl_status_t dl_an_tune_make(const struct cJSON *tune, const dl_run_t *r, dl_tune_rep_t *out);
+dl_status_t dl_an_tune_make(const struct cJSON *tune, const dl_record_t *r, dl_tune_rep_t *out);
 void dl_an_tune_free(dl_tune_rep_t *t);
 /* The comparison and the recommendation with its lines to paste: text to
  * f; or into the JSON object j ("tune_comparison", the sentence; "tune",
@@ -354,14 +282,14 @@ void dl_an_tune_json(struct cJSON *j, const dl_tune_rep_t *t);
 /* ---- history ---- */
 
 typedef struct {
-    const dl_run_t *run;
+    const dl_record_t *run;
     char profile[64];
     char key[320];    /* "hosts|profile": the group */
     double t;         /* started, Unix seconds */
 } dl_hist_run_t;
 
 typedef struct {
-    dl_run_t *runs;
+    dl_record_t *runs;
     size_t nruns, cap, skipped;
     dl_hist_run_t *ent; /* one per (run, profile), by group then time */
     size_t nent, ngroups;
@@ -376,7 +304,7 @@ typedef struct {
  * when a path does not exist or no run is found. */
 dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h);
 void dl_an_history_free(dl_hist_t *h);
-void dl_an_history_changes(const dl_run_t *a, const dl_run_t *b, char *buf, size_t len);
+void dl_an_history_changes(const dl_record_t *a, const dl_record_t *b, char *buf, size_t len);
 size_t dl_an_history_sizes(const dl_hist_run_t *last, const char *coll, uint64_t *out);
 double dl_an_history_bw(const dl_hist_run_t *e, const char *coll, uint64_t bytes, double *time_us);
 dl_status_t dl_an_history_verdict(const dl_hist_run_t *prev, const dl_hist_run_t *last,
@@ -400,15 +328,15 @@ typedef struct {
 dl_status_t dl_an_line_rate(const char *system_file, int nodes, dl_line_t *out);
 /* The line of the system r says it modelled (sim), or of system_file when
  * given (a measured run's hardware); NAN when neither is known. */
-void dl_an_run_line(const dl_run_t *r, const char *system_file, dl_line_t *out);
+void dl_an_run_line(const dl_record_t *r, const char *system_file, dl_line_t *out);
 
 /* One self-contained page each, written atomically to path. tune: a tune
  * record (NULL: none), its section after the advice. */
-dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_t *baseline,
+dl_status_t dl_an_html_report(const char *path, const dl_record_t *r, const dl_record_t *baseline,
                               const dl_line_t *line, const dl_tune_rep_t *tune);
 /* A tune record's own page (tune --json FILE): its header, then the section. */
 dl_status_t dl_an_html_tune(const char *path, const char *file, const dl_tune_rep_t *tune);
-dl_status_t dl_an_html_compare(const char *path, const dl_run_t *b, const dl_run_t *n,
+dl_status_t dl_an_html_compare(const char *path, const dl_record_t *b, const dl_record_t *n,
                                const dl_cmp_opts_t *o, const dl_cmp_t *c);
 /* A path --html may write: not empty, not a folder, its folder writable
  * (checked before any work, so a bad path costs nothing). */
@@ -416,7 +344,7 @@ dl_status_t dl_an_html_check(const char *opt, const char *path);
 
 /* ---- Prometheus (node_exporter textfile collector) ---- */
 
-dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r);
+dl_status_t dl_an_prometheus(const char *path, const dl_record_t *r);
 
 /* The same format for other commands' gauges (preflight's verdict, watch's
  * outcome): families in the order given, each gauge's samples right after

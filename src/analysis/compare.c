@@ -52,7 +52,7 @@ static const dl_row_t *find(const dl_row_t **idx, size_t n, const dl_row_t *key,
     return NULL;
 }
 
-static int distinct_profile(const dl_run_t *r)
+static int distinct_profile(const dl_record_t *r)
 {
     for (size_t i = 1; i < r->nrows; i++)
         if (strcmp(r->rows[i].profile, r->rows[0].profile))
@@ -61,7 +61,7 @@ static int distinct_profile(const dl_run_t *r)
 }
 
 /* The differences (differ.c), and the one-line summary of them. */
-static void run_differences(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
+static void run_differences(const dl_record_t *b, const dl_record_t *n, dl_cmp_t *c)
 {
     dl_an_diffs(b, n, &c->diffs);
     size_t len = 0;
@@ -75,18 +75,18 @@ static void run_differences(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
 
 /* A profile that finished in base but timed out, crashed or failed in new
  * is worse whatever its figures say. */
-static void profile_failures(const dl_run_t *b, const dl_run_t *n, dl_cmp_t *c)
+static void profile_failures(const dl_record_t *b, const dl_record_t *n, dl_cmp_t *c)
 {
     for (size_t i = 0; i < n->nprofs; i++) {
-        const dl_prof_t *pn = &n->profs[i];
+        const dl_rec_profile_t *pn = &n->profs[i];
         for (size_t j = 0; j < b->nprofs; j++) {
-            const dl_prof_t *pb = &b->profs[j];
-            if (strcmp(pb->name, pn->name) || strcmp(pb->status, "ok") ||
-                !strcmp(pn->status, "ok") || !strcmp(pn->status, "skipped"))
+            const dl_rec_profile_t *pb = &b->profs[j];
+            if (strcmp(pb->name, pn->name) || pb->status != DL_REC_OK ||
+                !dl_rec_status_failed(pn->status))
                 continue;
             size_t len = strlen(c->failures);
             snprintf(c->failures + len, sizeof(c->failures) - len, "%s%s: ok -> %s%s%s",
-                     len ? "; " : "", pn->name, pn->status, pn->reason[0] ? " " : "", pn->reason);
+                     len ? "; " : "", pn->name, dl_rec_status_name(pn->status), pn->reason[0] ? " " : "", pn->reason);
             c->failed++;
         }
     }
@@ -139,7 +139,7 @@ static void judge(dl_pair_t *p, const dl_cmp_opts_t *o, dl_cmp_t *c)
     c->count[p->verdict]++;
 }
 
-static dl_status_t index_rows(const dl_run_t *r, int with_profile, const dl_row_t ***out)
+static dl_status_t index_rows(const dl_record_t *r, int with_profile, const dl_row_t ***out)
 {
     const dl_row_t **v = malloc((r->nrows ? r->nrows : 1) * sizeof(*v));
     if (!v)
@@ -151,7 +151,7 @@ static dl_status_t index_rows(const dl_run_t *r, int with_profile, const dl_row_
     return DL_OK;
 }
 
-dl_status_t dl_an_compare(const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
+dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_cmp_opts_t *o,
                           dl_cmp_t *c)
 {
     memset(c, 0, sizeof(*c));

@@ -37,7 +37,7 @@ static void pair_line(FILE *f, const dl_pair_t *p, int merged)
             (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread, group);
 }
 
-static void print_header(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_t *c)
+static void print_header(FILE *f, const dl_record_t *b, const dl_record_t *n, const dl_cmp_t *c)
 {
     char db[512], dn[512];
     dl_an_describe(b, db, sizeof(db));
@@ -72,7 +72,7 @@ const dl_pair_t **dl_an_cmp_sorted(const dl_cmp_t *c, int all, size_t *nv)
     return v;
 }
 
-void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp_opts_t *o,
+void dl_an_cmp_print(FILE *f, const dl_record_t *b, const dl_record_t *n, const dl_cmp_opts_t *o,
                      const dl_cmp_t *c)
 {
     print_header(f, b, n, c);
@@ -124,7 +124,7 @@ void dl_an_cmp_print(FILE *f, const dl_run_t *b, const dl_run_t *n, const dl_cmp
     free(v);
 }
 
-static cJSON *run_obj(const dl_run_t *r)
+static cJSON *run_obj(const dl_record_t *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", r->path);
@@ -162,7 +162,7 @@ static cJSON *pair_obj(const dl_pair_t *p)
     return o;
 }
 
-dl_status_t dl_an_cmp_json(const char *path, const dl_run_t *b, const dl_run_t *n,
+dl_status_t dl_an_cmp_json(const char *path, const dl_record_t *b, const dl_record_t *n,
                            const dl_cmp_opts_t *o, const dl_cmp_t *c)
 {
     cJSON *doc = cJSON_CreateObject();

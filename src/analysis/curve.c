@@ -69,12 +69,12 @@ double dl_curve_bw(const dl_curve_t *c, size_t i)
     return isfinite(bw) ? bw : 0;
 }
 
-dl_status_t dl_curve_get(const dl_run_t *r, const char *profile, const char *coll, dl_curve_t *c)
+dl_status_t dl_curve_get(const dl_record_t *r, const char *profile, const char *coll, dl_curve_t *c)
 {
     return dl_curve_get_group(r, profile, coll, -1, c);
 }
 
-dl_status_t dl_curve_get_group(const dl_run_t *r, const char *profile, const char *coll, int group,
+dl_status_t dl_curve_get_group(const dl_record_t *r, const char *profile, const char *coll, int group,
                                dl_curve_t *c)
 {
     memset(c, 0, sizeof(*c));

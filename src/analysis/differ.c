@@ -39,7 +39,7 @@ static void known(dl_diffs_t *d, const char *kind, const char *what, const char 
     dl_an_diff_add(d, kind, what, b, n);
 }
 
-static void versions(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d)
+static void versions(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d)
 {
     known(d, kind, "tool", b->tool, n->tool);
     known(d, kind, "NCCL", b->nccl, n->nccl);
@@ -49,7 +49,7 @@ static void versions(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_
     known(d, kind, "kernel", b->kernel, n->kernel);
 }
 
-static void hosts(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d)
+static void hosts(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d)
 {
     char rb[192], rn[192];
     dl_an_ranks_text(b, rb, sizeof(rb));
@@ -67,7 +67,7 @@ static void hosts(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_dif
 
 /* Every recorded variable set on either side (nccl-tests keeps none):
  * DLCOMM_INJECT is its own kind, the rest the environment's. */
-static void env_keys(const dl_run_t *b, const dl_run_t *n, dl_diffs_t *d, const char *kind,
+static void env_keys(const dl_record_t *b, const dl_record_t *n, dl_diffs_t *d, const char *kind,
                      int inject)
 {
     if (b->fmt != DL_FMT_DLCOMM || n->fmt != DL_FMT_DLCOMM)
@@ -80,18 +80,18 @@ static void env_keys(const dl_run_t *b, const dl_run_t *n, dl_diffs_t *d, const 
             dl_an_diff_add(d, kind, n->env[i].key, "", n->env[i].value);
 }
 
-static void environment(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d)
+static void environment(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d)
 {
     env_keys(b, n, d, kind, 0);
 }
 
 /* A fault planted on purpose: its figures are not the hardware's. */
-static void injection(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d)
+static void injection(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d)
 {
     env_keys(b, n, d, kind, 1);
 }
 
-static const char *prof_env(const dl_prof_t *p, const char *k)
+static const char *prof_env(const dl_rec_profile_t *p, const char *k)
 {
     for (size_t i = 0; p && i < p->nenv; i++)
         if (strcmp(p->env[i].key, k) == 0)
@@ -99,7 +99,7 @@ static const char *prof_env(const dl_prof_t *p, const char *k)
     return "";
 }
 
-static const dl_prof_t *prof_named(const dl_run_t *r, const char *name)
+static const dl_rec_profile_t *prof_named(const dl_record_t *r, const char *name)
 {
     for (size_t i = 0; i < r->nprofs; i++)
         if (strcmp(r->profs[i].name, name) == 0)
@@ -108,13 +108,13 @@ static const dl_prof_t *prof_named(const dl_run_t *r, const char *name)
 }
 
 /* The settings of each profile both runs have ("default: NCCL_ALGO"). */
-static void profiles(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d)
+static void profiles(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d)
 {
     for (size_t i = 0; i < n->nprofs; i++) {
-        const dl_prof_t *pn = &n->profs[i], *pb = prof_named(b, pn->name);
+        const dl_rec_profile_t *pn = &n->profs[i], *pb = prof_named(b, pn->name);
         if (!pb)
             continue;
-        const dl_prof_t *side[2] = {pb, pn};
+        const dl_rec_profile_t *side[2] = {pb, pn};
         for (int s = 0; s < 2; s++)
             for (size_t k = 0; k < side[s]->nenv; k++) {
                 const char *key = side[s]->env[k].key;
@@ -127,7 +127,7 @@ static void profiles(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_
     }
 }
 
-static void strag_text(const dl_run_t *r, int rank, char *buf, size_t len)
+static void strag_text(const dl_record_t *r, int rank, char *buf, size_t len)
 {
     buf[0] = '\0';
     for (size_t i = 0; i < r->nstrag; i++)
@@ -139,9 +139,9 @@ static void strag_text(const dl_run_t *r, int rank, char *buf, size_t len)
 }
 
 /* Each rank named on either side: new, or gone. */
-static void stragglers(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d)
+static void stragglers(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d)
 {
-    const dl_run_t *side[2] = {b, n};
+    const dl_record_t *side[2] = {b, n};
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < side[s]->nstrag; i++) {
             const dl_strag_t *e = &side[s]->strag[i];
@@ -162,13 +162,13 @@ static void stragglers(const dl_run_t *b, const dl_run_t *n, const char *kind, d
 /* The kinds, in the order they are shown: the likeliest causes first. */
 static const struct {
     const char *kind;
-    void (*collect)(const dl_run_t *b, const dl_run_t *n, const char *kind, dl_diffs_t *d);
+    void (*collect)(const dl_record_t *b, const dl_record_t *n, const char *kind, dl_diffs_t *d);
 } kinds[] = {
     {"injection", injection},     {"environment", environment}, {"profile", profiles},
     {"stragglers", stragglers},   {"versions", versions},       {"hosts", hosts},
 };
 
-dl_status_t dl_an_diffs(const dl_run_t *b, const dl_run_t *n, dl_diffs_t *out)
+dl_status_t dl_an_diffs(const dl_record_t *b, const dl_record_t *n, dl_diffs_t *out)
 {
     memset(out, 0, sizeof(*out));
     for (size_t k = 0; k < DL_ARRAY_SIZE(kinds); k++)

@@ -36,7 +36,7 @@ static dl_status_t add_run(dl_hist_t *h, const char *path)
 {
     if (h->nruns == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 64;
-        dl_run_t *v = realloc(h->runs, cap * sizeof(*v));
+        dl_record_t *v = realloc(h->runs, cap * sizeof(*v));
         if (!v)
             return DL_ERR_NOMEM;
         h->runs = v;
@@ -79,7 +79,7 @@ static dl_status_t walk(dl_hist_t *h, const char *dir, int depth)
 }
 
 /* "2026-12-02T17:07:24Z" (dlcomm) or "2026-12-02 12:54:19" (nccl-tests). */
-static double started_s(const dl_run_t *r)
+static double started_s(const dl_record_t *r)
 {
     struct tm tm;
     memset(&tm, 0, sizeof(tm));
@@ -124,7 +124,7 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
     if (st == DL_OK && !h->ent)
         st = DL_ERR_NOMEM;
     for (size_t i = 0; st == DL_OK && i < h->nruns; i++) {
-        const dl_run_t *r = &h->runs[i];
+        const dl_record_t *r = &h->runs[i];
         char profs[64][64];
         size_t np = dl_an_names(r, 1, profs, 64);
         for (size_t k = 0; k < np; k++) {
@@ -153,14 +153,14 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
 void dl_an_history_free(dl_hist_t *h)
 {
     for (size_t i = 0; i < h->nruns; i++)
-        dl_an_free(&h->runs[i]);
+        dl_record_free(&h->runs[i]);
     free(h->runs);
     free(h->ent);
     memset(h, 0, sizeof(*h));
 }
 
 /* The versions of a run that, when they change, are worth a mark. */
-void dl_an_history_changes(const dl_run_t *a, const dl_run_t *b, char *buf, size_t len)
+void dl_an_history_changes(const dl_record_t *a, const dl_record_t *b, char *buf, size_t len)
 {
     const struct {
         const char *name, *x, *y;
@@ -238,7 +238,7 @@ dl_status_t dl_an_history_verdict(const dl_hist_run_t *prev, const dl_hist_run_t
 
 const char *dl_an_history_coll(const dl_hist_run_t *last, char *buf, size_t len)
 {
-    const dl_run_t *r = last->run;
+    const dl_record_t *r = last->run;
     buf[0] = '\0';
     for (size_t i = 0; i < r->nrows; i++)
         if (!strcmp(r->rows[i].profile, last->profile)) {

@@ -107,7 +107,7 @@ static void row(dl_buf_t *b, const char *k, const char *v)
 }
 
 /* The recorded environment (allow-listed), one "K=V" after another. */
-static void env_row(dl_buf_t *b, const dl_run_t *r)
+static void env_row(dl_buf_t *b, const dl_record_t *r)
 {
     char env[2048];
     size_t n = 0;
@@ -126,7 +126,7 @@ static void env_row(dl_buf_t *b, const dl_run_t *r)
     }
 }
 
-void dl_html_run_table(dl_buf_t *b, const dl_run_t *r)
+void dl_html_run_table(dl_buf_t *b, const dl_record_t *r)
 {
     char ranks[192], backend[300];
     dl_an_ranks_text(r, ranks, sizeof(ranks)); /* the one rank count, as every output says it */
@@ -151,7 +151,7 @@ void dl_html_run_table(dl_buf_t *b, const dl_run_t *r)
     dl_buf_printf(b, "</table>\n");
 }
 
-void dl_html_stragglers(dl_buf_t *b, const dl_run_t *r)
+void dl_html_stragglers(dl_buf_t *b, const dl_record_t *r)
 {
     if (!r->has_strag)
         return;
@@ -171,11 +171,11 @@ void dl_html_stragglers(dl_buf_t *b, const dl_run_t *r)
     dl_buf_printf(b, "</ul></div>\n");
 }
 
-void dl_html_profiles(dl_buf_t *b, const dl_run_t *r)
+void dl_html_profiles(dl_buf_t *b, const dl_record_t *r)
 {
     size_t bad = 0, contra = 0;
     for (size_t i = 0; i < r->nprofs; i++) {
-        bad += strcmp(r->profs[i].status, "ok") && strcmp(r->profs[i].status, "skipped");
+        bad += dl_rec_status_failed(r->profs[i].status);
         contra += r->profs[i].contra[0] != 0;
     }
     if (bad || contra) {
@@ -184,13 +184,13 @@ void dl_html_profiles(dl_buf_t *b, const dl_run_t *r)
                       bad, bad == 1 ? "" : "s", contra);
         dl_buf_printf(b, "</strong></p><ul>");
         for (size_t i = 0; i < r->nprofs; i++) {
-            const dl_prof_t *p = &r->profs[i];
-            int failed = strcmp(p->status, "ok") && strcmp(p->status, "skipped");
+            const dl_rec_profile_t *p = &r->profs[i];
+            int failed = dl_rec_status_failed(p->status);
             if (failed || p->contra[0]) {
                 dl_buf_printf(b, "<li class=\"%s\">", failed ? "bad" : "warn");
                 dl_buf_esc(b, p->name);
                 dl_buf_printf(b, ": ");
-                dl_buf_esc(b, failed ? p->status : "contradiction");
+                dl_buf_esc(b, failed ? dl_rec_status_name(p->status) : "contradiction");
                 dl_buf_printf(b, " ");
                 dl_buf_esc(b, failed ? p->reason : p->contra);
                 dl_buf_printf(b, "</li>");
@@ -203,14 +203,14 @@ void dl_html_profiles(dl_buf_t *b, const dl_run_t *r)
                      "<th>what NCCL used (modelled: what the model assumed; no NCCL ran)</th>"
                      "<th>transport contradictions</th></tr></thead><tbody>");
     for (size_t i = 0; i < r->nprofs; i++) {
-        const dl_prof_t *p = &r->profs[i];
-        int ok = !strcmp(p->status, "ok");
-        dl_buf_printf(b, "<tr class=\"%s\"><td>", ok ? "" : strcmp(p->status, "skipped") ? "bad" : "warn");
+        const dl_rec_profile_t *p = &r->profs[i];
+        int ok = p->status == DL_REC_OK;
+        dl_buf_printf(b, "<tr class=\"%s\"><td>", ok ? "" : p->status != DL_REC_SKIPPED ? "bad" : "warn");
         dl_buf_esc(b, p->name);
         dl_buf_printf(b, "%s</td><td>", p->modelled ? " (modelled)" : "");
         dl_buf_esc(b, p->backend[0] ? p->backend : "-");
         dl_buf_printf(b, "</td><td>");
-        dl_buf_esc(b, p->status);
+        dl_buf_esc(b, dl_rec_status_name(p->status));
         dl_buf_printf(b, "</td><td>");
         dl_buf_esc(b, p->reason);
         dl_buf_printf(b, "</td><td>%s", p->modelled && p->used[0] ? "modelled: " : "");

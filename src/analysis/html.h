@@ -61,11 +61,11 @@ void dl_html_begin(dl_buf_t *b, const char *title);
 /* Ends the page and writes it atomically; one line and DL_ERR_* on failure. */
 dl_status_t dl_html_end(dl_buf_t *b, const char *path);
 /* The run's header table (hosts, GPU, versions, when). */
-void dl_html_run_table(dl_buf_t *b, const dl_run_t *r);
+void dl_html_run_table(dl_buf_t *b, const dl_record_t *r);
 /* The stragglers the run named (nothing when it judged none: nccl-tests). */
-void dl_html_stragglers(dl_buf_t *b, const dl_run_t *r);
+void dl_html_stragglers(dl_buf_t *b, const dl_record_t *r);
 /* Profiles with status, what NCCL used and contradictions, problems first. */
-void dl_html_profiles(dl_buf_t *b, const dl_run_t *r);
+void dl_html_profiles(dl_buf_t *b, const dl_record_t *r);
 /* busbw (or algbw) and time per size of one profile's curve, with the CI
  * band; arrays of c->n (caller frees with dl_html_curve_free). */
 typedef struct {

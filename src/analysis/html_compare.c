@@ -43,7 +43,7 @@ static void differences(dl_buf_t *b, const dl_cmp_t *c)
     dl_buf_printf(b, "</tbody></table>\n");
 }
 
-static void fingerprints(dl_buf_t *b, const dl_run_t *x, const dl_run_t *y)
+static void fingerprints(dl_buf_t *b, const dl_record_t *x, const dl_record_t *y)
 {
     char rx[192], ry[192];
     dl_an_ranks_text(x, rx, sizeof(rx));
@@ -149,7 +149,7 @@ typedef struct {
 
 /* One profile's pair of series (base, new) for a collective; 0 when
  * either run lacks it. */
-static int sides(const dl_run_t *b, const dl_run_t *n, const dl_cmp_t *c, const char *pb,
+static int sides(const dl_record_t *b, const dl_record_t *n, const dl_cmp_t *c, const char *pb,
                  const char *pn, const char *coll, side_t *s)
 {
     memset(s, 0, sizeof(*s));
@@ -178,7 +178,7 @@ static void sides_free(side_t *s)
     free(s->mark);
 }
 
-static dl_status_t coll_chart(dl_buf_t *b, const dl_run_t *rb, const dl_run_t *rn,
+static dl_status_t coll_chart(dl_buf_t *b, const dl_record_t *rb, const dl_record_t *rn,
                               const dl_cmp_opts_t *o, const dl_cmp_t *c, const char *coll, int ci)
 {
     char profs[64][64];
@@ -226,7 +226,7 @@ static dl_status_t coll_chart(dl_buf_t *b, const dl_run_t *rb, const dl_run_t *r
     return st;
 }
 
-dl_status_t dl_an_html_compare(const char *path, const dl_run_t *b, const dl_run_t *n,
+dl_status_t dl_an_html_compare(const char *path, const dl_record_t *b, const dl_record_t *n,
                                const dl_cmp_opts_t *o, const dl_cmp_t *c)
 {
     dl_buf_t buf = {0};

@@ -30,11 +30,11 @@ static void runs_table(dl_buf_t *b, const dl_hist_run_t *g, size_t n)
                      "<th>started</th><th>file</th><th>NCCL</th><th>CUDA</th><th>driver</th><th>MPI</th>"
                      "<th>status</th><th>changed</th></tr></thead><tbody>", n);
     for (size_t i = 0; i < n; i++) {
-        const dl_run_t *r = g[i].run;
+        const dl_record_t *r = g[i].run;
         const char *status = "ok";
         for (size_t p = 0; p < r->nprofs; p++)
             if (!strcmp(r->profs[p].name, g[i].profile))
-                status = r->profs[p].status;
+                status = dl_rec_status_name(r->profs[p].status);
         char ch[512] = "";
         if (i)
             dl_an_history_changes(g[i - 1].run, r, ch, sizeof(ch));

@@ -48,7 +48,7 @@ dl_status_t dl_an_line_rate(const char *file, int nodes, dl_line_t *out)
     return isfinite(out->gbps) ? DL_OK : DL_ERR_INPUT;
 }
 
-void dl_an_run_line(const dl_run_t *r, const char *file, dl_line_t *out)
+void dl_an_run_line(const dl_record_t *r, const char *file, dl_line_t *out)
 {
     out->gbps = NAN;
     out->label[0] = '\0';
@@ -192,7 +192,7 @@ static void advice_table(dl_buf_t *b, const dl_report_t *rep)
     dl_buf_printf(b, "</tbody></table>\n");
 }
 
-static void wrong_rows(dl_buf_t *b, const dl_run_t *r)
+static void wrong_rows(dl_buf_t *b, const dl_record_t *r)
 {
     size_t n = 0;
     double sum = 0;
@@ -205,7 +205,7 @@ static void wrong_rows(dl_buf_t *b, const dl_run_t *r)
                          "</strong></p></div>\n", n, sum);
 }
 
-dl_status_t dl_an_html_report(const char *path, const dl_run_t *r, const dl_run_t *base,
+dl_status_t dl_an_html_report(const char *path, const dl_record_t *r, const dl_record_t *base,
                               const dl_line_t *line, const dl_tune_rep_t *tune)
 {
     dl_report_t rep;

@@ -194,11 +194,11 @@ dl_status_t dl_html_tune(dl_buf_t *b, const dl_tune_rep_t *t)
 
 dl_status_t dl_an_html_tune(const char *path, const char *file, const dl_tune_rep_t *t)
 {
-    dl_run_t h;
+    dl_record_t h;
     memset(&h, 0, sizeof(h));
     snprintf(h.path, sizeof(h.path), "%s", file);
     h.fmt = DL_FMT_TUNE;
-    dl_an_read_header(t->tune, &h);
+    dl_rec_read_header(t->tune, &h);
     dl_buf_t b = {0};
     char title[700];
     snprintf(title, sizeof(title), "dlcomm tune: %s, %s (%s)", t->model, t->framework, file);

@@ -35,7 +35,7 @@ dl_status_t dl_an_find_gnuplot(char *buf, size_t len)
  * out-of-place when there is any (nccl-tests' in-place figures on one GPU
  * measure nothing). */
 typedef struct {
-    const dl_run_t *run;
+    const dl_record_t *run;
     char profile[64], dtype[16], op[16], place[8];
     int group; /* --split: the first group's rows stand for the run */
 } series_t;
@@ -48,7 +48,7 @@ static int row_in(const dl_row_t *r, const series_t *s, const char *coll)
 }
 
 /* Picks dtype/op/placement for a profile's rows of coll: float32, sum, out first. */
-static int pick(const dl_run_t *run, const char *profile, const char *coll, series_t *s)
+static int pick(const dl_record_t *run, const char *profile, const char *coll, series_t *s)
 {
     int best = -1;
     for (size_t i = 0; i < run->nrows; i++) {
@@ -86,7 +86,7 @@ static dl_status_t write_data(const char *path, const series_t *s, size_t ns, co
     char *buf = malloc(cap);
     dl_status_t st = buf ? DL_OK : DL_ERR_NOMEM;
     for (size_t k = 0; k < ns && st == DL_OK; k++) {
-        const dl_run_t *run = s[k].run;
+        const dl_record_t *run = s[k].run;
         const dl_row_t **v = malloc((run->nrows + 1) * sizeof(*v));
         size_t n = 0;
         if (!v) {
@@ -168,7 +168,7 @@ static void gp_xtics(FILE *f, uint64_t lo, uint64_t hi)
 
 static void series_label(const series_t *s, int nruns, int nprof_here, char *buf, size_t len)
 {
-    const dl_run_t *r = s->run;
+    const dl_record_t *r = s->run;
     if (nruns == 1) {
         snprintf(buf, len, "%s%s", s->profile, r->nrows && r->rows[0].modelled ? " (modelled)" : "");
         return;
@@ -192,7 +192,7 @@ static void series_label(const series_t *s, int nruns, int nprof_here, char *buf
 static void file_name(const char *coll, char *out, size_t len);
 
 typedef struct {
-    dl_run_t *const *runs;
+    dl_record_t *const *runs;
     size_t nruns;
     const dl_plot_opts_t *o;
     FILE *gp;
@@ -206,7 +206,7 @@ static size_t collect(const plot_ctx_t *c, const char *coll, series_t *s, size_t
 {
     size_t n = 0;
     for (size_t k = 0; k < c->nruns; k++) {
-        const dl_run_t *r = c->runs[k];
+        const dl_record_t *r = c->runs[k];
         for (size_t i = 0; i < r->nrows && n < max; i++) {
             int seen = 0;
             for (size_t j = 0; j < n && !seen; j++)
@@ -344,7 +344,7 @@ static dl_status_t spawn_gnuplot(const char *exe, const char *script)
 }
 
 /* Collectives in order of first appearance across the runs. */
-static size_t collectives(dl_run_t *const *runs, size_t nruns, char (*out)[32], size_t max)
+static size_t collectives(dl_record_t *const *runs, size_t nruns, char (*out)[32], size_t max)
 {
     size_t n = 0;
     for (size_t k = 0; k < nruns; k++)
@@ -411,7 +411,7 @@ static dl_status_t plot_all(plot_ctx_t *c, const char *exe, char (*colls)[32], s
     return st;
 }
 
-dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t *o)
+dl_status_t dl_an_plot(dl_record_t *const *runs, size_t nruns, const dl_plot_opts_t *o)
 {
     char exe[4096];
     if (dl_an_find_gnuplot(exe, sizeof(exe)) != DL_OK) {
@@ -455,35 +455,6 @@ dl_status_t dl_an_plot(dl_run_t *const *runs, size_t nruns, const dl_plot_opts_t
 }
 
 /* ---- a tune record: exposed time per candidate, one line per profile ---- */
-
-/* The tune object of a file: a tune --json record, or run.json's "tune"
- * (of a run folder too). */
-cJSON *dl_an_tune_load(const char *path, int *is_run)
-{
-    if (is_run)
-        *is_run = 0;
-    char *text = NULL, file[1100];
-    size_t len = 0;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder, as dl_an_load reads it */
-        snprintf(file, sizeof(file), "%s/run.json", path);
-        path = file;
-    }
-    if (dl_read_file(path, &text, &len) != DL_OK)
-        return NULL;
-    cJSON *root = cJSON_Parse(text), *t = NULL;
-    free(text);
-    if (!root)
-        return NULL;
-    if (cJSON_GetObjectItemCaseSensitive(root, "candidates") &&
-        cJSON_GetObjectItemCaseSensitive(root, "recommendation"))
-        return root;
-    t = cJSON_DetachItemFromObjectCaseSensitive(root, "tune");
-    if (t && is_run)
-        *is_run = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "profiles"));
-    cJSON_Delete(root);
-    return t;
-}
 
 /* tune.dat: one block per profile (candidate number, exposed ms, comm ms). */
 static dl_status_t tune_script(const cJSON *tune, const dl_plot_opts_t *o, const char *dat,

@@ -87,7 +87,7 @@ static void row_labels(sbuf_t *b, const dl_row_t *r, const char *host)
     put_label(b, "modelled", r->modelled ? "true" : "false", 0);
 }
 
-static void run_info(sbuf_t *b, const dl_run_t *r)
+static void run_info(sbuf_t *b, const dl_record_t *r)
 {
     char num[32];
     put(b, "# HELP dlcomm_run_info The run these figures come from (value is always 1)\n"
@@ -110,12 +110,12 @@ static void run_info(sbuf_t *b, const dl_run_t *r)
     for (size_t i = 0; i < r->nprofs; i++) {
         put(b, "dlcomm_profile_ok{");
         put_label(b, "profile", r->profs[i].name, 1);
-        put_label(b, "status", r->profs[i].status, 0);
-        put(b, "} %d\n", strcmp(r->profs[i].status, "ok") == 0);
+        put_label(b, "status", dl_rec_status_name(r->profs[i].status), 0);
+        put(b, "} %d\n", r->profs[i].status == DL_REC_OK);
     }
 }
 
-dl_status_t dl_an_prometheus(const char *path, const dl_run_t *r)
+dl_status_t dl_an_prometheus(const char *path, const dl_record_t *r)
 {
     sbuf_t b = {.buf = malloc(65536), .cap = 65536};
     if (!b.buf)

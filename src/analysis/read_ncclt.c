@@ -47,9 +47,9 @@ void dl_an_ncclt_dtype(const char *s, char *out, size_t len)
 
 /* 22809 -> "2.28.9" (NCCL_VERSION_CODE = major*10000 + minor*100 + patch). */
 /* nccl-tests measures NCCL: its rows compare with the nccl backend's. */
-static dl_prof_t *ncclt_prof(dl_run_t *r)
+static dl_rec_profile_t *ncclt_prof(dl_record_t *r)
 {
-    dl_prof_t *p = dl_an_add_prof(r, "nccl-tests");
+    dl_rec_profile_t *p = dl_rec_push_profile(r, "nccl-tests");
     if (p)
         snprintf(p->backend, sizeof(p->backend), "nccl");
     return p;
@@ -63,7 +63,7 @@ static void nccl_code(double code, char *out, size_t len)
     snprintf(out, len, "%ld.%ld.%ld", c / 10000, c % 10000 / 100, c % 100);
 }
 
-static void add_host(dl_run_t *r, const char *host)
+static void add_host(dl_record_t *r, const char *host)
 {
     size_t hl = strlen(host), n = strlen(r->hosts);
     for (const char *p = r->hosts; (p = strstr(p, host)); p += hl)
@@ -74,7 +74,7 @@ static void add_host(dl_run_t *r, const char *host)
 }
 
 /* Two rows (out, in) of one size; a side with no time is left out. */
-static dl_status_t add_pair(dl_run_t *r, dl_row_t *row, const double v[2][4])
+static dl_status_t add_pair(dl_record_t *r, dl_row_t *row, const double v[2][4])
 {
     static const char *const place[2] = {"out", "in"};
     for (int i = 0; i < 2; i++) {
@@ -85,7 +85,7 @@ static dl_status_t add_pair(dl_run_t *r, dl_row_t *row, const double v[2][4])
         row->algbw = v[i][1];
         row->busbw = v[i][2];
         row->wrong = v[i][3];
-        dl_status_t st = dl_an_add_row(r, row);
+        dl_status_t st = dl_rec_push_row(r, row);
         if (st != DL_OK)
             return st;
     }
@@ -106,7 +106,7 @@ static const char *jstr(const cJSON *o, const char *k, const char *def)
     return cJSON_IsString(v) && v->valuestring ? v->valuestring : def;
 }
 
-static void json_header(const cJSON *doc, dl_run_t *r, char *coll, size_t clen)
+static void json_header(const cJSON *doc, dl_record_t *r, char *coll, size_t clen)
 {
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(doc, "args");
     const cJSON *a0 = cJSON_GetArrayItem(args, 0);
@@ -126,7 +126,7 @@ static void json_header(const cJSON *doc, dl_run_t *r, char *coll, size_t clen)
     snprintf(r->started, sizeof(r->started), "%s", jstr(doc, "start_time", ""));
 }
 
-dl_status_t dl_an_read_ncclt_json(const char *buf, dl_run_t *r)
+dl_status_t dl_an_read_ncclt_json(const char *buf, dl_record_t *r)
 {
     cJSON *doc = dl_json_parse_whole(buf, strlen(buf));
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(doc, "results");
@@ -147,7 +147,7 @@ dl_status_t dl_an_read_ncclt_json(const char *buf, dl_run_t *r)
         if (!(size >= 0 && size < 1.8e19))
             continue;
         dl_row_t row;
-        dl_an_row_init(&row);
+        dl_rec_row_init(&row);
         snprintf(row.profile, sizeof(row.profile), "nccl-tests");
         snprintf(row.collective, sizeof(row.collective), "%s", coll);
         dl_an_ncclt_dtype(jstr(e, "type", "?"), row.dtype, sizeof(row.dtype));
@@ -185,7 +185,7 @@ static int parse_num(const char *s, double *v)
 }
 
 /* A table row: size count type redop [root] then 4 figures per placement. */
-static dl_status_t text_row(dl_run_t *r, char *line, const char *coll)
+static dl_status_t text_row(dl_record_t *r, char *line, const char *coll)
 {
     char *tok[16], *save = NULL;
     int n = 0;
@@ -201,7 +201,7 @@ static dl_status_t text_row(dl_run_t *r, char *line, const char *coll)
         if (!parse_num(tok[f + i], &v[i / 4][i % 4]))
             return DL_OK;
     dl_row_t row;
-    dl_an_row_init(&row);
+    dl_rec_row_init(&row);
     snprintf(row.profile, sizeof(row.profile), "nccl-tests");
     snprintf(row.collective, sizeof(row.collective), "%s", coll);
     dl_an_ncclt_dtype(tok[2], row.dtype, sizeof(row.dtype));
@@ -211,7 +211,7 @@ static dl_status_t text_row(dl_run_t *r, char *line, const char *coll)
     return add_pair(r, &row, v);
 }
 
-static void text_header(dl_run_t *r, const char *line, char *coll, size_t clen, int *iters)
+static void text_header(dl_record_t *r, const char *line, char *coll, size_t clen, int *iters)
 {
     const char *p;
     char word[128];
@@ -231,7 +231,7 @@ static void text_header(dl_run_t *r, const char *line, char *coll, size_t clen, 
     }
 }
 
-dl_status_t dl_an_read_ncclt_text(const char *buf, dl_run_t *r)
+dl_status_t dl_an_read_ncclt_text(const char *buf, dl_record_t *r)
 {
     char coll[32] = "unknown", line[1024];
     int iters = 0, runs = 0;

@@ -20,7 +20,7 @@ static const struct {
     {">= 16 MiB", 16u << 20, UINT64_MAX},
 };
 
-size_t dl_an_names(const dl_run_t *r, int profiles, char (*out)[64], size_t max)
+size_t dl_an_names(const dl_record_t *r, int profiles, char (*out)[64], size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->nrows; i++) {
@@ -104,7 +104,7 @@ static void bands_make(dl_rep_coll_t *rc)
 /* One collective's curves (one per profile that measured it, and with
  * --split one per group of each: the bands then say which group is
  * slower) and bands. */
-static dl_status_t coll_make(const dl_run_t *r, const char *coll, dl_rep_coll_t *rc)
+static dl_status_t coll_make(const dl_record_t *r, const char *coll, dl_rep_coll_t *rc)
 {
     char profs[64][64];
     size_t np = dl_an_names(r, 1, profs, 64);
@@ -142,7 +142,7 @@ static void coll_free(dl_rep_coll_t *rc)
     free(rc->names);
 }
 
-dl_status_t dl_an_report_make(const dl_run_t *r, const dl_run_t *baseline, dl_report_t *out)
+dl_status_t dl_an_report_make(const dl_record_t *r, const dl_record_t *baseline, dl_report_t *out)
 {
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < r->nrows; i++)
@@ -212,7 +212,7 @@ static void band_text(FILE *f, const dl_rep_coll_t *rc, const dl_rep_band_t *b)
 
 /* What the run recorded beside its rows: a fault injected on purpose, the
  * environment (NCCL_*, UCX_*, OMPI_MCA_* ...), the stragglers it named. */
-static void facts_text(FILE *f, const dl_run_t *r)
+static void facts_text(FILE *f, const dl_record_t *r)
 {
     const char *inj = dl_an_env(r, "DLCOMM_INJECT");
     if (inj[0])
@@ -234,7 +234,7 @@ static void facts_text(FILE *f, const dl_run_t *r)
                 r->strag[i].late_us, i + 1 == r->nstrag ? "\n" : "");
 }
 
-static void report_text(FILE *f, const dl_run_t *r, const dl_report_t *rep)
+static void report_text(FILE *f, const dl_record_t *r, const dl_report_t *rep)
 {
     char d[512];
     dl_an_describe(r, d, sizeof(d));
@@ -244,8 +244,8 @@ static void report_text(FILE *f, const dl_run_t *r, const dl_report_t *rep)
                    "not from a measurement\n");
     facts_text(f, r);
     for (size_t i = 0; i < r->nprofs; i++)
-        if (strcmp(r->profs[i].status, "ok"))
-            fprintf(f, "profile %s: %s%s%s\n", r->profs[i].name, r->profs[i].status,
+        if (r->profs[i].status != DL_REC_OK)
+            fprintf(f, "profile %s: %s%s%s\n", r->profs[i].name, dl_rec_status_name(r->profs[i].status),
                     r->profs[i].reason[0] ? ": " : "", r->profs[i].reason);
     for (size_t i = 0; i < rep->ncolls; i++) {
         const dl_rep_coll_t *rc = &rep->colls[i];
@@ -318,7 +318,7 @@ static cJSON *coll_json(const dl_rep_coll_t *rc)
     return o;
 }
 
-static void facts_json(cJSON *j, const dl_run_t *r)
+static void facts_json(cJSON *j, const dl_record_t *r)
 {
     const char *inj = dl_an_env(r, "DLCOMM_INJECT");
     if (inj[0])
@@ -344,7 +344,7 @@ static void facts_json(cJSON *j, const dl_run_t *r)
     }
 }
 
-static cJSON *report_json(const dl_run_t *r, const dl_report_t *rep)
+static cJSON *report_json(const dl_record_t *r, const dl_report_t *rep)
 {
     char d[512];
     dl_an_describe(r, d, sizeof(d));
@@ -361,7 +361,7 @@ static cJSON *report_json(const dl_run_t *r, const dl_report_t *rep)
     for (size_t i = 0; i < r->nprofs; i++) {
         cJSON *p = cJSON_CreateObject();
         cJSON_AddStringToObject(p, "name", r->profs[i].name);
-        cJSON_AddStringToObject(p, "status", r->profs[i].status);
+        cJSON_AddStringToObject(p, "status", dl_rec_status_name(r->profs[i].status));
         cJSON_AddStringToObject(p, "reason", r->profs[i].reason);
         cJSON_AddBoolToObject(p, "modelled", r->profs[i].modelled);
         cJSON_AddItemToArray(st, p);
@@ -383,7 +383,7 @@ static cJSON *report_json(const dl_run_t *r, const dl_report_t *rep)
     return j;
 }
 
-dl_status_t dl_an_report(FILE *f, const dl_run_t *r, const dl_run_t *baseline, int json)
+dl_status_t dl_an_report(FILE *f, const dl_record_t *r, const dl_record_t *baseline, int json)
 {
     dl_report_t rep;
     dl_status_t st = dl_an_report_make(r, baseline, &rep);

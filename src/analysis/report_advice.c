@@ -34,7 +34,7 @@ static void advise(out_t *o, const char *name, const char *value, const char *wh
 }
 
 /* The all-reduce curve of the profile with the highest peak. */
-static int best_allreduce(const dl_run_t *r, dl_curve_t *best, char *prof, size_t plen)
+static int best_allreduce(const dl_record_t *r, dl_curve_t *best, char *prof, size_t plen)
 {
     char profs[64][64];
     size_t np = dl_an_names(r, 1, profs, 64);
@@ -65,7 +65,7 @@ static uint64_t fusion_threshold(const dl_curve_t *c)
     return thr;
 }
 
-uint64_t dl_an_fusion_threshold(const dl_run_t *r, char *prof, size_t plen)
+uint64_t dl_an_fusion_threshold(const dl_record_t *r, char *prof, size_t plen)
 {
     dl_curve_t c;
     if (!best_allreduce(r, &c, prof, plen))
@@ -113,7 +113,7 @@ static void horovod_fusion(out_t *o, const dl_curve_t *c, const char *prof)
     advise(o, "HOROVOD_CYCLE_TIME", v, why);
 }
 
-static void horovod_hier(out_t *o, const dl_run_t *r, const dl_curve_t *c, const dl_run_t *base)
+static void horovod_hier(out_t *o, const dl_record_t *r, const dl_curve_t *c, const dl_record_t *base)
 {
     char why[768];
     if (r->nhosts <= 1) {
@@ -140,7 +140,7 @@ static void horovod_hier(out_t *o, const dl_run_t *r, const dl_curve_t *c, const
 
 /* For the profiles that force an algorithm (or protocol), the winner at
  * each size every one of them measured; a change of winner is a crossover. */
-static int crossovers(out_t *o, const dl_run_t *r, const char *coll, int proto)
+static int crossovers(out_t *o, const dl_record_t *r, const char *coll, int proto)
 {
     char profs[64][64], why[1024];
     dl_curve_t cv[16];
@@ -192,7 +192,7 @@ static int crossovers(out_t *o, const dl_run_t *r, const char *coll, int proto)
     return distinct;
 }
 
-dl_status_t dl_an_advice(dl_report_t *rep, const dl_run_t *r, const dl_run_t *base)
+dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record_t *base)
 {
     out_t o = {.rep = rep, .section = DL_ADV_HOROVOD, .st = DL_OK};
     dl_curve_t c;

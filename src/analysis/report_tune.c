@@ -93,7 +93,7 @@ static dl_status_t cands_make(dl_tune_rep_t *t)
  * recommendation's first setting: the least exposed, or among settings the
  * CIs cannot tell apart the least communication) and the measured
  * candidate nearest the curve's size (on a log scale). */
-static void compare_make(dl_tune_rep_t *t, const dl_run_t *r)
+static void compare_make(dl_tune_rep_t *t, const dl_record_t *r)
 {
     t->best_bytes = t->best_exp = t->near_bytes = t->near_exp = NAN;
     t->curve_bytes = r ? dl_an_fusion_threshold(r, t->curve_prof, sizeof(t->curve_prof)) : 0;
@@ -130,7 +130,7 @@ static void compare_make(dl_tune_rep_t *t, const dl_run_t *r)
                            : "the curve's advice is not what the measured step prefers: use tune's");
 }
 
-dl_status_t dl_an_tune_make(const cJSON *tune, const dl_run_t *r, dl_tune_rep_t *out)
+dl_status_t dl_an_tune_make(const cJSON *tune, const dl_record_t *r, dl_tune_rep_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->tune = tune;

@@ -3,6 +3,8 @@
  * records who failed and why. */
 #include "supervisor.h"
 
+#include "../results/results.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +60,19 @@ int dl_outcome_agree(dl_prof_run_t *r, dl_rank_outcome_t *all)
 static const char *const kind_names[] = {"ok", "peer", "error_from_peer", "timeout_waiting_on_peers",
                                          "interrupted", "error", "timeout", "crashed"};
 
+/* The record's status for each (its names are the record's: one table). */
+static dl_rec_status_t rec_status(dl_prof_status_t s)
+{
+    static const dl_rec_status_t v[] = {[DL_PROF_OK] = DL_REC_OK, [DL_PROF_ERROR] = DL_REC_ERROR,
+                                        [DL_PROF_TIMEOUT] = DL_REC_TIMEOUT,
+                                        [DL_PROF_CRASHED] = DL_REC_CRASHED,
+                                        [DL_PROF_INTERRUPTED] = DL_REC_INTERRUPTED};
+    return (unsigned)s < DL_ARRAY_SIZE(v) ? v[s] : DL_REC_ERROR;
+}
+
 const char *dl_prof_status_str(dl_prof_status_t s)
 {
-    static const char *const n[] = {"ok", "error", "timeout", "crashed", "interrupted"};
-    return n[s];
+    return dl_rec_status_name(rec_status(s));
 }
 
 static dl_prof_status_t status_of(int kind)
@@ -80,7 +91,7 @@ static void record_json(dl_prof_run_t *r, const dl_rank_outcome_t *all, int wors
 {
     cJSON *pj = r->prof_json;
     int n = r->e->cfg.nranks;
-    cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString(dl_prof_status_str(ps)));
+    dl_record_set_status(pj, rec_status(ps), NULL);
     cJSON *fr = cJSON_AddArrayToObject(pj, "failed_ranks");
     cJSON *fl = cJSON_AddArrayToObject(pj, "failures");
     char reason[320] = "";

@@ -24,6 +24,7 @@
 
 #include "../engine/engine.h"
 #include "../measure/measure.h"
+#include "../results/record.h"
 
 /* ---- the options every measuring command takes ---- */
 
@@ -119,9 +120,9 @@ typedef struct {
                       const char *skip);
     /* every rank (workers: rank 0 only), each row; non-OK stops the plan */
     dl_status_t (*result)(void *arg, dl_result_t *r);
-    /* rank 0: how the profile that ran ended ("ok", "wrong", "error"; NULL:
-     * as the engine recorded it), and why (NULL: no reason) */
-    void (*profile_end)(void *arg, const dl_job_t *j, const char *status, const char *reason);
+    /* rank 0: how the profile that ran ended (DL_REC_OK, _WRONG, _ERROR;
+     * DL_REC_UNKNOWN: as the engine recorded it), and why (NULL: no reason) */
+    void (*profile_end)(void *arg, const dl_job_t *j, dl_rec_status_t status, const char *reason);
     /* rank 0, on the signal thread (in-rank backends): keep what is done */
     void (*interrupted)(void *arg, const dl_job_t *j, int sig);
     /* rank 0, last: the job's status in, the command's status out */

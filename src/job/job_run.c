@@ -173,7 +173,9 @@ static dl_status_t run_profile(run_t *rx, dl_engine_t *e, const dl_profile_t *p)
     dl_status_t st = dl_engine_run_profile(e, p, pj, &ps);
     dl_progress_end();
     if (j->rank == 0 && s->profile_end)
-        s->profile_end(s->arg, j, ps != DL_PROF_OK ? NULL : j->wrong > wrong_before ? "wrong" : "ok",
+        s->profile_end(s->arg, j, ps != DL_PROF_OK                ? DL_REC_UNKNOWN
+                       : j->wrong > wrong_before ? DL_REC_WRONG
+                                                 : DL_REC_OK,
                        NULL);
     if (ps == DL_PROF_INTERRUPTED || dl_engine_broken(e))
         j->stop = 1;
@@ -224,7 +226,9 @@ dl_status_t dl_job_run(dl_job_t *j, const dl_plan_t *plan, const dl_sink_t *s)
     j->sig = dl_launch_stop_cause(dl_engine_interrupted());
     if (!j->workers && j->rank == 0 && s->profile_end) { /* a worker's profile has its own */
         dl_status_t pst = st == DL_OK && j->wrong ? DL_ERR_CHECK : st;
-        s->profile_end(s->arg, j, pst == DL_OK ? "ok" : pst == DL_ERR_CHECK ? "wrong" : "error",
+        s->profile_end(s->arg, j, pst == DL_OK           ? DL_REC_OK
+                       : pst == DL_ERR_CHECK ? DL_REC_WRONG
+                                             : DL_REC_ERROR,
                        pst == DL_OK || pst == DL_ERR_CHECK ? NULL : dl_status_str(pst));
     }
     return st;

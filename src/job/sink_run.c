@@ -58,13 +58,13 @@ static dl_status_t on_result(void *arg, dl_result_t *r)
         return DL_OK;
     if (s->cur != r->c.coll) {
         if (s->cur && s->io == DL_OK) /* a finished collective is never lost */
-            s->io = dl_run_write(s->run, s->j->dir);
+            s->io = dl_record_write(s->run, s->j->dir);
         s->cur = r->c.coll;
         dl_progress_end();
         if (!s->cfg.quiet && !s->nt)
             dl_table_header(stdout, s->cur, s->profile_name, r->bus_ranks, &r->split);
     }
-    dl_run_add_result(s->profile, r);
+    dl_record_add_row(s->profile, r);
     dl_rank_tally_add(&s->late, r);
     dl_progress_end();
     if (!s->cfg.quiet && s->nt)
@@ -101,7 +101,7 @@ static cJSON *run_header(dl_job_t *j)
     size_t n = strlen(cmd);
     for (int i = 0; i < j->cfg.argc && n < sizeof(cmd) - 2; i++)
         n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", j->cfg.argv[i]);
-    cJSON *run = dl_run_new(cmd);
+    cJSON *run = dl_record_new(cmd);
     cJSON *opts = cJSON_AddObjectToObject(run, "options");
     dl_opts_echo(j->cfg.set->opts, j->cfg.set->n, j->cfg.set->target, opts);
     cJSON_AddItemToObject(run, "fingerprint", j->fingerprint);
@@ -120,7 +120,7 @@ static dl_status_t on_begin(void *arg, dl_job_t *j)
         split_json(s->run, sl);
     if (j->workers) /* what the backend resolved (the sim: its system file) */
         dl_backend_facts_add(&j->setup, s->run);
-    dl_run_backend(s->run, j->be->name, j->chose, j->workers ? &j->setup : NULL);
+    dl_record_backend(s->run, j->be->name, j->chose, j->workers ? &j->setup : NULL);
     if (s->cfg.header)
         s->cfg.header(s->cfg.header_arg, s->run);
     dl_banner_header(stdout, s->run, !s->cfg.quiet && !s->cfg.ncclt);
@@ -131,7 +131,7 @@ static dl_status_t on_begin(void *arg, dl_job_t *j)
 
 static cJSON *profile_json(cJSON *run, const dl_profile_t *p, const dl_backend_ops_t *be)
 {
-    cJSON *pj = dl_run_add_profile(run, p->name, be->name, dl_backend_has(be, DL_CAP_MODELLED));
+    cJSON *pj = dl_record_add_profile(run, p->name, be->name, dl_backend_has(be, DL_CAP_MODELLED));
     cJSON_AddStringToObject(pj, "description", p->description);
     cJSON_AddStringToObject(pj, "file", p->path);
     cJSON *env = cJSON_AddObjectToObject(pj, "env");
@@ -151,12 +151,11 @@ static cJSON *on_profile(void *arg, const dl_job_t *j, const dl_profile_t *p, co
 {
     dl_run_sink_t *s = arg;
     cJSON *pj = p ? profile_json(s->run, p, j->be)
-                  : dl_run_add_profile(s->run, j->be->name, j->be->name, j->modelled);
+                  : dl_record_add_profile(s->run, j->be->name, j->be->name, j->modelled);
     if (skip) {
-        cJSON_ReplaceItemInObject(pj, "status", cJSON_CreateString("skipped"));
-        cJSON_AddStringToObject(pj, "reason", skip);
+        dl_record_set_status(pj, DL_REC_SKIPPED, skip);
         if (s->io == DL_OK)
-            s->io = dl_run_write(s->run, j->dir);
+            s->io = dl_record_write(s->run, j->dir);
         return pj;
     }
     s->profile = pj;
@@ -166,30 +165,28 @@ static cJSON *on_profile(void *arg, const dl_job_t *j, const dl_profile_t *p, co
     return pj;
 }
 
-static void on_profile_end(void *arg, const dl_job_t *j, const char *status, const char *reason)
+static void on_profile_end(void *arg, const dl_job_t *j, dl_rec_status_t status,
+                           const char *reason)
 {
     dl_run_sink_t *s = arg;
-    if (status)
-        cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString(status));
-    if (reason)
-        cJSON_AddStringToObject(s->profile, "reason", reason);
+    if (status != DL_REC_UNKNOWN)
+        dl_record_set_status(s->profile, status, reason);
     if (j->workers && s->io == DL_OK) /* a finished profile is never lost */
-        s->io = dl_run_write(s->run, j->dir);
+        s->io = dl_record_write(s->run, j->dir);
 }
 
 static void on_interrupted(void *arg, const dl_job_t *j, int sig)
 {
     dl_run_sink_t *s = arg;
-    cJSON_ReplaceItemInObject(s->profile, "status", cJSON_CreateString("interrupted"));
     char why[160];
     snprintf(why, sizeof(why), "interrupted by %s after %zu of %zu cases", dl_lw_signame(sig),
              s->done, j->total);
-    cJSON_AddStringToObject(s->profile, "reason", why);
+    dl_record_set_status(s->profile, DL_REC_INTERRUPTED, why);
     dl_lw_record(s->profile, j->hosts, j->nranks); /* a peer killed first is the cause */
     cJSON_AddStringToObject(s->run, "interrupted_by", dl_lw_signame(sig));
-    cJSON_AddNumberToObject(s->run, "exit_code", 3);
+    dl_record_set_exit(s->run, 3);
     dl_progress_end();
-    if (s->io == DL_OK && dl_run_write(s->run, j->dir) == DL_OK)
+    if (s->io == DL_OK && dl_record_write(s->run, j->dir) == DL_OK)
         dl_err("%s: %s/run.json keeps the %zu finished rows", why, j->dir, s->done);
     else
         dl_err("%s; %s/run.json could not be written", why, j->dir);
@@ -207,8 +204,8 @@ static dl_status_t on_end(void *arg, dl_job_t *j, dl_status_t st)
             cJSON_AddStringToObject(s->run, "interrupted_by", dl_lw_signame(j->sig));
     }
     report_stragglers(s, j);
-    cJSON_AddNumberToObject(s->run, "exit_code", dl_status_exit_code(st));
-    dl_status_t io = dl_run_write(s->run, dir);
+    dl_record_set_exit(s->run, dl_status_exit_code(st));
+    dl_status_t io = dl_record_write(s->run, dir);
     int written = io == DL_OK; /* else run.json is the last whole version */
     if (io == DL_OK) /* the record's code is the run's, whatever ends this process */
         dl_launch_note(dl_status_exit_code(st));
@@ -226,8 +223,8 @@ static dl_status_t on_end(void *arg, dl_job_t *j, dl_status_t st)
     if (io != DL_OK) {
         st = dl_status_worse(st, io);
         /* The record says how the run ended, charts included. */
-        cJSON_ReplaceItemInObject(s->run, "exit_code", cJSON_CreateNumber(dl_status_exit_code(st)));
-        if (written && dl_run_write(s->run, dir) == DL_OK)
+        dl_record_set_exit(s->run, dl_status_exit_code(st));
+        if (written && dl_record_write(s->run, dir) == DL_OK)
             dl_launch_note(dl_status_exit_code(st));
     }
     return st;

@@ -88,6 +88,7 @@ dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out)
         return DL_ERR_COMM;
     *out = p.r;
     out->c.coll = dl_colls[p.coll];
+    out->algo[sizeof(out->algo) - 1] = out->proto[sizeof(out->proto) - 1] = '\0';
     if (n) {
         out->wrong_per_rank = malloc(n * 8);
         out->rank_mean_s = malloc(n * 8);

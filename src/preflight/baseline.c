@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* The profile a row came from. */
-static const dl_prof_t *prof_of(const dl_run_t *run, const dl_row_t *row)
+static const dl_rec_profile_t *prof_of(const dl_record_t *run, const dl_row_t *row)
 {
     for (size_t i = 0; i < run->nprofs; i++)
         if (strcmp(run->profs[i].name, row->profile) == 0)
@@ -22,7 +22,7 @@ static const dl_prof_t *prof_of(const dl_run_t *run, const dl_row_t *row)
  * model's or another backend's figure says nothing of this one's, at any
  * rank count (a model's rows carry the model's). When rows match but none
  * is comparable, why says so. */
-double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *coll,
+double pf_baseline_busbw(const dl_record_t *run, const char *backend, const char *coll,
                          uint64_t bytes, int ranks, char *why, size_t whylen)
 {
     double best = -1;
@@ -36,7 +36,7 @@ double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *c
             strcmp(row->placement, "in") == 0 || row->bytes != bytes ||
             (strcmp(row->op, "sum") != 0 && strcmp(row->op, "none") != 0) || !(row->busbw >= 0))
             continue;
-        const dl_prof_t *pr = prof_of(run, row);
+        const dl_rec_profile_t *pr = prof_of(run, row);
         const char *be = pr ? pr->backend : "";
         if (row->modelled || (pr && pr->modelled)) {
             modelled = 1;

@@ -155,7 +155,7 @@ void pf_rank_gpu(const pf_ctx_t *c, int rank, char *buf, size_t len);
 /* Baseline busbw for a collective at a size and rank count, from rows the
  * backend named measured; < 0 if none, and why says why when rows matched
  * but were not comparable (modelled, another backend); "" otherwise. */
-double pf_baseline_busbw(const dl_run_t *run, const char *backend, const char *coll,
+double pf_baseline_busbw(const dl_record_t *run, const char *backend, const char *coll,
                          uint64_t bytes, int ranks, char *why, size_t whylen);
 /* The modelling backend's busbw (its expect) for a collective at a size on
  * this many nodes; < 0 if it cannot say. */

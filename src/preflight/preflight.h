@@ -45,7 +45,7 @@ typedef struct {
     int scopes;                /* bit 0 node, 1 rail, 2 pair */
     dl_measure_opts_t mo;      /* bandwidth measurement */
     double timeout_s;          /* one step making no progress this long: broke */
-    const dl_run_t *baseline;  /* a run read by dl_an_load (rank 0), or NULL */
+    const dl_record_t *baseline;  /* a run read by dl_an_load (rank 0), or NULL */
     const char *baseline_path;
     const dl_system_t *system; /* --system's description (its "gpu" figures), or NULL */
     /* What world bandwidth is judged against without a baseline row: the

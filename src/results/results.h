@@ -11,22 +11,30 @@
 #include <stdio.h>
 
 #include "../measure/measure.h"
+#include "record.h"
 
-#define DL_RUN_SCHEMA 1
 
-/* A new run document: schema, tool version, start time. */
-cJSON *dl_run_new(const char *command);
+/* A new run document: schema, tool version, start time, no profiles yet. */
+cJSON *dl_record_new(const char *command);
+/* The head alone (schema, tool, command, start, versions): what another
+ * document of dlcomm's (preflight --json) begins with. */
+cJSON *dl_record_head(const char *command);
 /* "backend": {name, why (auto: what was passed over), modelled {system,
  * nodes, gpus_per_node, ranks} for a model (setup NULL: none)}. */
-void dl_run_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup);
+void dl_record_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup);
 /* The object for one profile, appended to "profiles"; results go in it. */
-cJSON *dl_run_add_profile(cJSON *run, const char *name, const char *backend, int modelled);
+cJSON *dl_record_add_profile(cJSON *run, const char *name, const char *backend, int modelled);
+/* A profile's status, and its reason (NULL: left as it is): the one place
+ * a status is written. */
+void dl_record_set_status(cJSON *profile, dl_rec_status_t st, const char *reason);
+/* The run's exit code ("exit_code"), set or replaced. */
+void dl_record_set_exit(cJSON *run, int code);
 /* One measured case as a row of the profile's "results". */
-void dl_run_add_result(cJSON *profile, const dl_result_t *r);
+void dl_record_add_row(cJSON *profile, const dl_result_t *r);
 /* Writes DIR/run.json and DIR/run.csv atomically. */
-dl_status_t dl_run_write(const cJSON *run, const char *dir);
+dl_status_t dl_record_write(const cJSON *run, const char *dir);
 /* The CSV text for a run (one row per result of every profile). */
-char *dl_run_csv(const cJSON *run);
+char *dl_record_csv(const cJSON *run);
 
 /* Only these environment variables are ever recorded (prefixes end in _). */
 cJSON *dl_env_allowlist(void);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../results/results.h"
 #include "../util/util.h"
 
 typedef struct {
@@ -232,11 +233,11 @@ int dl_lw_record(cJSON *profile, const char *hosts, int nranks)
                 snprintf(first, sizeof(first), "%s", reason);
         } else if (!ended++) {
             snprintf(first_end, sizeof(first_end), "%s", reason);
-            set_str(profile, "status", state == DL_LW_TIMEOUT ? "timeout" : "error");
+            dl_record_set_status(profile, state == DL_LW_TIMEOUT ? DL_REC_TIMEOUT : DL_REC_ERROR, NULL);
         }
     }
     if (killed)
-        set_str(profile, "status", "crashed");
+        dl_record_set_status(profile, DL_REC_CRASHED, NULL);
     if (killed || ended)
         set_str(profile, "reason", killed ? first : first_end);
     return killed + ended;

@@ -31,7 +31,7 @@ static void spread_from_stdev(void **state)
 {
     (void)state;
     dl_row_t r;
-    dl_an_row_init(&r);
+    dl_rec_row_init(&r);
     assert_true(isnan(dl_an_spread(&r)));
     r.stdev_us = 10;
     r.iterations = 101;
@@ -52,7 +52,7 @@ static const char text_log[] =
 static void detects_by_content(void **state)
 {
     (void)state;
-    dl_run_t r;
+    dl_record_t r;
     dl_log_set_mute(1);
     assert_int_equal(dl_an_parse(text_log, sizeof(text_log) - 1, "x.json", &r), DL_OK);
     assert_int_equal(r.fmt, DL_FMT_NCCLT_TEXT);
@@ -66,17 +66,17 @@ static void detects_by_content(void **state)
     assert_string_equal(r.rows[1].placement, "in");
     assert_true(isnan(r.rows[1].wrong));
     assert_true(isnan(dl_an_spread(&r.rows[0])));
-    dl_an_free(&r);
+    dl_record_free(&r);
     static const char *const bad[] = {"", "{", "{\"schema\":2,\"profiles\":[]}", "1 2 3\n", "[]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(dl_an_parse(bad[i], strlen(bad[i]), "bad", &r), DL_ERR_INPUT);
     dl_log_set_mute(0);
 }
 
-static void row(dl_run_t *r, const char *prof, uint64_t bytes, double t)
+static void row(dl_record_t *r, const char *prof, uint64_t bytes, double t)
 {
     dl_row_t x;
-    dl_an_row_init(&x);
+    dl_rec_row_init(&x);
     snprintf(x.profile, sizeof(x.profile), "%s", prof);
     snprintf(x.collective, sizeof(x.collective), "allreduce");
     snprintf(x.dtype, sizeof(x.dtype), "float32");
@@ -87,13 +87,13 @@ static void row(dl_run_t *r, const char *prof, uint64_t bytes, double t)
     x.time_us = t;
     x.ci95_us = 0.01 * t;
     x.busbw = x.algbw = (double)bytes / t / 1e3;
-    assert_int_equal(dl_an_add_row(r, &x), DL_OK);
+    assert_int_equal(dl_rec_push_row(r, &x), DL_OK);
 }
 
 static void pairs_one_profile_each(void **state)
 {
     (void)state;
-    dl_run_t b = {0}, n = {0};
+    dl_record_t b = {0}, n = {0};
     for (int i = 0; i < 4; i++) {
         row(&b, "mpi", 1024u << i, 10.0 + i);
         row(&n, "nccl-tests", 1024u << (3 - i), i == 0 ? 20.0 : 13.0 - i); /* same but 8 KiB */
@@ -114,8 +114,8 @@ static void pairs_one_profile_each(void **state)
     assert_int_equal(c.npairs, 2);
     assert_int_equal(c.small, 2);
     dl_an_cmp_free(&c);
-    dl_an_free(&b);
-    dl_an_free(&n);
+    dl_record_free(&b);
+    dl_record_free(&n);
 }
 
 /* all-reduce reaching 90% of its 10 GB/s peak at 2 MiB: the curve says 2 MiB. */
@@ -149,7 +149,7 @@ static const char tune_rec[] =
 static void tune_beside_curve(void **state)
 {
     (void)state;
-    dl_run_t r;
+    dl_record_t r;
     assert_int_equal(dl_an_parse(curve_run, sizeof(curve_run) - 1, "c.json", &r), DL_OK);
     cJSON *rec = cJSON_Parse(tune_rec);
     assert_non_null(rec);
@@ -207,7 +207,7 @@ static void tune_beside_curve(void **state)
     assert_int_equal(t.nx, 3);
     dl_an_tune_free(&t);
     cJSON_Delete(rec);
-    dl_an_free(&r);
+    dl_record_free(&r);
 }
 
 int main(void)

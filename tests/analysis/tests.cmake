@@ -35,3 +35,12 @@ if(DLCOMM_FUZZ AND DL_CLANG)
            COMMAND ${CMAKE_SOURCE_DIR}/scripts/fuzz-readers.sh 20 ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
   set_tests_properties(analysis_fuzz_readers PROPERTIES LABELS "analysis;fuzz" TIMEOUT 120)
 endif()
+
+# Compatibility: run.json files written by earlier dlcomm versions
+# (tests/data/old-records, made by its make.sh with those builds) read by
+# compare and report with the figures and exit codes the old dlcomm gave,
+# and valid against docs/schema/run.schema.json.
+add_test(NAME analysis_old_records
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/old_records.py ${DL_BIN}
+                 ${CMAKE_SOURCE_DIR}/tests/data/old-records)
+set_tests_properties(analysis_old_records PROPERTIES LABELS analysis TIMEOUT 120)

@@ -13,6 +13,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import record_schema  # noqa: E402  (tests/record_schema.py: docs/schema/run.schema.json)
+
 H200 = "h200-sxm-8"
 SMALL = ["-c", "allreduce", "-b", "8", "-e", "128M", "-f", "64", "--placement", "out"]
 
@@ -43,8 +46,14 @@ class Ctx:
         return p
 
     def run_json(self):
-        with open(os.path.join(self.out, "run.json")) as f:
-            return json.load(f)
+        """run.json, checked against the record's schema first."""
+        path = os.path.join(self.out, "run.json")
+        with open(path) as f:
+            doc = json.load(f)
+        errors = record_schema.validate(doc, path)
+        if errors:
+            fail("run.json does not match docs/schema/run.schema.json:\n" + "\n".join(errors[:20]))
+        return doc
 
     def leftovers(self):
         """Processes of this run (workers or supervisors) still alive."""

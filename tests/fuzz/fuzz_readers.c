@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dl_log_set_mute(1);
         devnull = fopen("/dev/null", "w");
     }
-    dl_run_t r;
+    dl_record_t r;
     if (dl_an_parse((const char *)data, size, "fuzz", &r) != DL_OK)
         return 0;
     dl_cmp_opts_t o = {.threshold = 0.05, .metric = DL_M_BUSBW, .min_size = 1};
@@ -25,6 +25,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     dl_an_report(devnull, &r, &r, 0);
     dl_an_report(devnull, &r, NULL, 1);
-    dl_an_free(&r);
+    dl_record_free(&r);
     return 0;
 }

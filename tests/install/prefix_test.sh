@@ -10,6 +10,7 @@ for f in bin/dlcomm share/dlcomm/profiles/default.json share/dlcomm/systems/h200
          share/man/man1/dlcomm.1.gz share/bash-completion/completions/dlcomm \
          share/dlcomm/scripts/slurm-prolog.sh share/dlcomm/scripts/netns-rig.sh \
          share/dlcomm/monitoring/dlcomm-rules.yml share/dlcomm/monitoring/dlcomm-dashboard.json \
+         share/dlcomm/schema/run.schema.json share/dlcomm/schema/preflight.schema.json \
          share/doc/dlcomm/README.md share/doc/dlcomm/docs/sweep.md; do
   [ -e "$P/usr/$f" ] || fail "cmake --install did not install $f"
 done

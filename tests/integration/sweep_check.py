@@ -7,7 +7,7 @@ sweep every field of run.json and run.csv against the options given.
   sweep_check.py --direct --bin DLCOMM [expectations] -- ARGS
 
 Without --out in the sweep arguments, a fresh folder is passed as --out.
-Standard library only."""
+Standard library and python3-jsonschema (the run record's schema)."""
 import argparse
 import csv
 import json
@@ -20,6 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import record_schema  # noqa: E402  (tests/record_schema.py: docs/schema/run.schema.json)
 
 COLLS = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall", "sendrecv", "reduce",
          "gather", "scatter", "alltoallv"]
@@ -198,6 +201,8 @@ def check_row(row, req, n, wrong_rank, ranks=None):
 def check_run(out, req, n, code, wrong_rank, modelled=None):
     with open(os.path.join(out, "run.json")) as f:
         run = json.load(f)
+    for e in record_schema.validate(run, os.path.join(out, "run.json")):
+        check(False, "schema: " + e)
     check(run.get("schema") == 1 and run.get("tool") == "dlcomm", "schema/tool: %s %s" % (run.get("schema"), run.get("tool")))
     check(run.get("exit_code") == code, "run.json exit_code %s, process %s" % (run.get("exit_code"), code))
     fp = run["fingerprint"]

@@ -231,3 +231,14 @@ PY
 *)
   echo "unknown mode $mode"; exit 2 ;;
 esac
+
+# Every preflight document and run.json the case wrote matches its schema
+# (docs/schema/; the topology's own document is not one of them).
+shopt -s nullglob
+docs=()
+for f in "$work"/*.json "$work"/*/run.json; do
+  [ "$(basename "$f")" = topo.json ] || docs+=("$f")
+done
+if [ ${#docs[@]} -gt 0 ]; then
+  python3 "$(dirname "$0")/../record_schema.py" "${docs[@]}"
+fi

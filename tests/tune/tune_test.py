@@ -3,6 +3,9 @@
 run.json checked. One case per invocation: tune_test.py CASE --mpirun ... --bin ..."""
 import argparse, json, os, shlex, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import record_schema  # noqa: E402  (tests/record_schema.py: docs/schema/run.schema.json)
+
 # A small model written out: 4 tensors, 581,200 bytes in float32.
 SMALL = {"model": "small", "tensors": [
     {"name": "a", "shape": [1000, 100]}, {"name": "b", "numel": 5000},
@@ -23,6 +26,16 @@ def run(args, np, extra, env=None, timeout=120):
 def fail(msg, out="", err=""):
     print("FAIL:", msg, "\n--- stdout\n", out, "\n--- stderr\n", err)
     sys.exit(1)
+
+
+def load_run(out_dir):
+    """A tune's run.json, checked against the record's schema first."""
+    path = os.path.join(out_dir, "run.json")
+    doc = json.load(open(path))
+    errors = record_schema.validate(doc, path)
+    if errors:
+        fail("run.json does not match docs/schema/run.schema.json:\n" + "\n".join(errors[:20]))
+    return doc
 
 
 def check_record(path, ncand, framework, out, err):
@@ -94,7 +107,7 @@ def main():
             fail("buckets per cap %s, want [8, 4, 2]" % calls, out, err)
         if "DistributedDataParallel(..., bucket_cap_mb=" not in out:
             fail("no DDP line", out, err)
-        run_json = json.load(open(os.path.join(out_dir, "run.json")))
+        run_json = load_run(out_dir)
         if run_json["tune"]["candidates"] != d["candidates"]:
             fail("run.json's tune section differs from --json", out, err)
         # The chart, through dlcomm plot and real gnuplot.
@@ -144,7 +157,7 @@ def main():
         if rc != 0:
             fail("exit %d" % rc, out, err)
         d = check_record(rec, 2, "ddp", out, err)
-        run_json = json.load(open(os.path.join(out_dir, "run.json")))
+        run_json = load_run(out_dir)
         rows = run_json["profiles"][0]["results"]
         if rows[0]["ranks"] != 512:
             fail("sim at 64 nodes should model 512 ranks, rows say %s" % rows[0]["ranks"], out, err)
@@ -154,7 +167,7 @@ def main():
                            env={"DLCOMM_INJECT": "hang:1:ring"})
         if rc != 3:
             fail("exit %d, want 3" % rc, out, err)
-        run_json = json.load(open(os.path.join(out_dir, "run.json")))
+        run_json = load_run(out_dir)
         st = [p["status"] for p in run_json["profiles"]]
         if st != ["ok", "timeout"]:
             fail("profile statuses %s" % st, out, err)

@@ -94,22 +94,22 @@ static const char *str(const cJSON *o, const char *k)
 static void json_round_trip(void **state)
 {
     (void)state;
-    cJSON *run = dl_run_new("dlcomm sweep -c allreduce");
-    cJSON *prof = dl_run_add_profile(run, "default", "mpi", 0);
+    cJSON *run = dl_record_new("dlcomm sweep -c allreduce");
+    cJSON *prof = dl_record_add_profile(run, "default", "mpi", 0);
     uint64_t w1[4] = {0, 0, 0, 0}, w2[4] = {0, 3, 0, 0};
     double m1[4] = {1e-5, 2e-5, 3e-5, 4e-5}, m2[4] = {5e-6, 5e-6, 5e-6, 5e-6};
     dl_result_t a, b;
     make_result(&a, DL_COLL_ALLREDUCE, DL_DT_BFLOAT16, DL_OP_MAX, DL_PLACE_OUT, 1000, 4, w1, m1);
     make_result(&b, DL_COLL_BROADCAST, DL_DT_INT8, DL_OP_SUM, DL_PLACE_IN, 64, 4, w2, m2);
-    dl_run_add_result(prof, &a);
-    dl_run_add_result(prof, &b);
-    cJSON *p2 = dl_run_add_profile(run, "sim-ring", "sim", 1);
-    dl_run_add_result(p2, &a);
-    assert_int_equal(dl_run_write(run, tmpdir), DL_OK);
+    dl_record_add_row(prof, &a);
+    dl_record_add_row(prof, &b);
+    cJSON *p2 = dl_record_add_profile(run, "sim-ring", "sim", 1);
+    dl_record_add_row(p2, &a);
+    assert_int_equal(dl_record_write(run, tmpdir), DL_OK);
     cJSON_Delete(run);
 
     cJSON *j = read_json("run.json");
-    assert_int_equal(num(j, "schema"), DL_RUN_SCHEMA);
+    assert_int_equal(num(j, "schema"), DL_RECORD_SCHEMA);
     assert_string_equal(str(j, "tool"), "dlcomm");
     assert_string_equal(str(j, "command"), "dlcomm sweep -c allreduce");
     assert_int_equal(strlen(str(j, "started")), strlen("2026-01-01T00:00:00Z"));
@@ -216,10 +216,10 @@ static void no_temporaries(void **state)
 static void write_fails_cleanly(void **state)
 {
     (void)state;
-    cJSON *run = dl_run_new("x");
+    cJSON *run = dl_record_new("x");
     unit_capture_t c;
     unit_capture_begin(&c);
-    dl_status_t st = dl_run_write(run, "/nonexistent-dir-dlcomm/sub");
+    dl_status_t st = dl_record_write(run, "/nonexistent-dir-dlcomm/sub");
     const char *msg = unit_capture_end(&c);
     cJSON_Delete(run);
     assert_int_equal(st, DL_ERR_WRITE); /* made but not kept: the run broke, exit 3 */

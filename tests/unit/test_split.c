@@ -113,9 +113,9 @@ static void group_row(void **state)
     r.t.mean = r.t.p50 = 1e-5;
     r.split = parsed("MOD:2", 4);
     r.group = 1;
-    cJSON *run = dl_run_new("test");
-    cJSON *p = dl_run_add_profile(run, "mpi", "mpi", 0);
-    dl_run_add_result(p, &r);
+    cJSON *run = dl_record_new("test");
+    cJSON *p = dl_record_add_profile(run, "mpi", "mpi", 0);
+    dl_record_add_row(p, &r);
     cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "results"), 0);
     assert_int_equal(cJSON_GetObjectItem(row, "group")->valueint, 1);
     cJSON *gr = cJSON_GetObjectItem(row, "group_ranks");
@@ -123,7 +123,7 @@ static void group_row(void **state)
     assert_int_equal(cJSON_GetArrayItem(gr, 0)->valueint, 1);
     assert_int_equal(cJSON_GetArrayItem(gr, 1)->valueint, 3);
     assert_int_equal(cJSON_GetObjectItem(row, "ranks")->valueint, 2);
-    char *csv = dl_run_csv(run);
+    char *csv = dl_record_csv(run);
     assert_non_null(strstr(csv, ",group,group_ranks,stop\n"));
     assert_non_null(strstr(csv, ",1,1 3,ci\n"));
     free(csv);

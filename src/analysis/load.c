@@ -1,4 +1,5 @@
-/* The row model: loading a run whatever its format, and small helpers. */
+/* Loading a run whatever its format (a dlcomm run.json through the run
+ * record's reader), and small helpers over the rows. */
 #include "analysis.h"
 
 #include <math.h>
@@ -17,93 +18,56 @@ const char *dl_fmt_name(dl_fmt_t f)
     return "?";
 }
 
-void dl_an_row_init(dl_row_t *row)
-{
-    memset(row, 0, sizeof(*row));
-    row->time_us = row->p50_us = row->ci95_us = row->stdev_us = NAN;
-    row->algbw = row->busbw = NAN;
-    row->wrong = NAN;
-    row->group = -1;
-}
-
-dl_status_t dl_an_add_row(dl_run_t *r, const dl_row_t *row)
-{
-    if (r->nrows == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        dl_row_t *v = realloc(r->rows, cap * sizeof(*v));
-        if (!v)
-            return DL_ERR_NOMEM;
-        r->rows = v;
-        r->cap = cap;
-    }
-    r->rows[r->nrows++] = *row;
-    return DL_OK;
-}
-
-dl_prof_t *dl_an_add_prof(dl_run_t *r, const char *name)
-{
-    dl_prof_t *v = realloc(r->profs, (r->nprofs + 1) * sizeof(*v));
-    if (!v)
-        return NULL;
-    r->profs = v;
-    dl_prof_t *p = &v[r->nprofs++];
-    memset(p, 0, sizeof(*p));
-    snprintf(p->name, sizeof(p->name), "%s", name);
-    snprintf(p->status, sizeof(p->status), "ok");
-    return p;
-}
-
-void dl_an_free(dl_run_t *r)
-{
-    for (size_t i = 0; i < r->nprofs; i++)
-        free(r->profs[i].env);
-    free(r->rows);
-    free(r->profs);
-    free(r->env);
-    free(r->strag);
-    memset(r, 0, sizeof(*r));
-}
-
 /* First non-blank character decides JSON vs text; a JSON document with a
  * "schema" and "profiles" is dlcomm's, one with "results" holding
  * "out_of_place" entries is nccl-tests'. */
-dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_run_t *out)
+static dl_status_t parse_text(const char *s, size_t len, dl_record_t *out)
 {
-    memset(out, 0, sizeof(*out));
-    snprintf(out->path, sizeof(out->path), "%s", name);
-    char *s = malloc(len + 1);
-    if (!s)
-        return DL_ERR_NOMEM;
-    memcpy(s, buf, len);
-    s[len] = '\0';
     if (strlen(s) != len) {
-        free(s);
-        dl_err("%s: not a run (binary data)", name);
+        dl_err("%s: not a run (binary data)", out->path);
         return DL_ERR_INPUT;
     }
     const char *p = s;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
         p++;
     dl_status_t st;
-    if (*p == '{') {
-        st = strstr(s, "\"out_of_place\"") && !strstr(s, "\"profiles\"")
-                 ? (out->fmt = DL_FMT_NCCLT_JSON, dl_an_read_ncclt_json(s, out))
-                 : (out->fmt = DL_FMT_DLCOMM, dl_an_read_dlcomm(s, out));
+    if (*p == '{' && strstr(s, "\"out_of_place\"") && !strstr(s, "\"profiles\"")) {
+        out->fmt = DL_FMT_NCCLT_JSON;
+        st = dl_an_read_ncclt_json(s, out);
+    } else if (*p == '{') {
+        out->fmt = DL_FMT_DLCOMM;
+        st = dl_record_parse(s, len, out);
     } else {
         out->fmt = DL_FMT_NCCLT_TEXT;
         st = dl_an_read_ncclt_text(s, out);
     }
-    free(s);
     if (st == DL_OK && out->nrows == 0 && out->nprofs == 0) {
-        dl_err("%s: no results found (%s)", name, dl_fmt_name(out->fmt));
+        dl_err("%s: no results found (%s)", out->path, dl_fmt_name(out->fmt));
         st = DL_ERR_INPUT;
     }
     if (st != DL_OK)
-        dl_an_free(out);
+        dl_record_free(out);
     return st;
 }
 
-dl_status_t dl_an_load(const char *path, dl_run_t *out)
+dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_record_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->path, sizeof(out->path), "%s", name);
+    char *s = malloc(len + 1);
+    if (!s) {
+        dl_err("%s: out of memory while reading it", name);
+        return DL_ERR_NOMEM;
+    }
+    memcpy(s, buf, len);
+    s[len] = '\0';
+    dl_status_t st = parse_text(s, len, out);
+    free(s);
+    return st;
+}
+
+/* The text is read where it lies: no copy of a large file. */
+dl_status_t dl_an_load(const char *path, dl_record_t *out)
 {
     char *data = NULL, file[1024];
     size_t len = 0;
@@ -113,11 +77,14 @@ dl_status_t dl_an_load(const char *path, dl_run_t *out)
         snprintf(file, sizeof(file), "%s/run.json", path);
         path = file;
     }
-    if (dl_read_file(path, &data, &len) != DL_OK) {
+    snprintf(out->path, sizeof(out->path), "%.*s", (int)sizeof(out->path) - 1, path);
+    dl_status_t st = dl_read_file(path, &data, &len);
+    if (st == DL_ERR_NOMEM)
+        dl_err("%s: out of memory while reading it", path);
+    else if (st != DL_OK)
         dl_err("%s: cannot read it (%s)", path, dl_read_error());
-        return DL_ERR_INPUT;
-    }
-    dl_status_t st = dl_an_parse(data, len, path, out);
+    else
+        st = parse_text(data, len, out);
     free(data);
     return st;
 }
@@ -132,7 +99,7 @@ double dl_an_spread(const dl_row_t *r)
 }
 
 /* The ranks a sim run modelled: its record says, else its rows. */
-static int modelled_ranks(const dl_run_t *r)
+static int modelled_ranks(const dl_record_t *r)
 {
     if (r->model_ranks)
         return r->model_ranks;
@@ -143,13 +110,13 @@ static int modelled_ranks(const dl_run_t *r)
     return m;
 }
 
-int dl_an_run_ranks(const dl_run_t *r)
+int dl_an_run_ranks(const dl_record_t *r)
 {
     int m = modelled_ranks(r);
     return m ? m : r->ranks;
 }
 
-void dl_an_ranks_text(const dl_run_t *r, char *buf, size_t len)
+void dl_an_ranks_text(const dl_record_t *r, char *buf, size_t len)
 {
     int m = modelled_ranks(r);
     char hosts[32];
@@ -165,7 +132,7 @@ void dl_an_ranks_text(const dl_run_t *r, char *buf, size_t len)
              r->ranks == 1 ? "" : "es", hosts);
 }
 
-const char *dl_an_env(const dl_run_t *r, const char *key)
+const char *dl_an_env(const dl_record_t *r, const char *key)
 {
     for (size_t i = 0; i < r->nenv; i++)
         if (strcmp(r->env[i].key, key) == 0)
@@ -173,7 +140,7 @@ const char *dl_an_env(const dl_run_t *r, const char *key)
     return "";
 }
 
-void dl_an_describe(const dl_run_t *r, char *buf, size_t len)
+void dl_an_describe(const dl_record_t *r, char *buf, size_t len)
 {
     char ranks[160];
     dl_an_ranks_text(r, ranks, sizeof(ranks));

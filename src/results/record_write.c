@@ -1,4 +1,6 @@
-/* The run document (run.json) and its CSV twin. */
+/* The one writer of the run record (run.json) and its CSV twin: the
+ * document is built through these calls, a profile's status set by
+ * dl_record_set_status alone. */
 #include "results.h"
 
 #include <math.h>
@@ -8,7 +10,7 @@
 
 #include "../version.h"
 
-cJSON *dl_run_new(const char *command)
+cJSON *dl_record_head(const char *command)
 {
     cJSON *run = cJSON_CreateObject();
     char ts[64];
@@ -16,17 +18,23 @@ cJSON *dl_run_new(const char *command)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    cJSON_AddNumberToObject(run, "schema", DL_RUN_SCHEMA);
+    cJSON_AddNumberToObject(run, "schema", DL_RECORD_SCHEMA);
     cJSON_AddStringToObject(run, "tool", "dlcomm");
     cJSON_AddStringToObject(run, "tool_version", dl_version());
     cJSON_AddStringToObject(run, "command", command);
     cJSON_AddStringToObject(run, "started", ts);
     cJSON_AddItemToObject(run, "versions", dl_versions_json());
+    return run;
+}
+
+cJSON *dl_record_new(const char *command)
+{
+    cJSON *run = dl_record_head(command);
     cJSON_AddItemToObject(run, "profiles", cJSON_CreateArray());
     return run;
 }
 
-void dl_run_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup)
+void dl_record_backend(cJSON *run, const char *name, const char *why, const dl_backend_setup_t *setup)
 {
     cJSON *b = cJSON_AddObjectToObject(run, "backend");
     cJSON_AddStringToObject(b, "name", name);
@@ -53,16 +61,43 @@ void dl_run_backend(cJSON *run, const char *name, const char *why, const dl_back
     cJSON_AddNumberToObject(m, "ranks", setup->ranks);
 }
 
-cJSON *dl_run_add_profile(cJSON *run, const char *name, const char *backend, int modelled)
+cJSON *dl_record_add_profile(cJSON *run, const char *name, const char *backend, int modelled)
 {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "name", name);
     cJSON_AddStringToObject(p, "backend", backend);
     cJSON_AddBoolToObject(p, "modelled", modelled);
-    cJSON_AddStringToObject(p, "status", "running");
+    dl_record_set_status(p, DL_REC_RUNNING, NULL);
     cJSON_AddItemToObject(p, "results", cJSON_CreateArray());
     cJSON_AddItemToArray(cJSON_GetObjectItem(run, "profiles"), p);
     return p;
+}
+
+void dl_record_set_status(cJSON *profile, dl_rec_status_t st, const char *reason)
+{
+    if (!profile)
+        return;
+    cJSON *s = cJSON_CreateString(dl_rec_status_name(st));
+    if (cJSON_GetObjectItemCaseSensitive(profile, "status"))
+        cJSON_ReplaceItemInObjectCaseSensitive(profile, "status", s);
+    else
+        cJSON_AddItemToObject(profile, "status", s);
+    if (!reason)
+        return;
+    cJSON *r = cJSON_CreateString(reason);
+    if (cJSON_GetObjectItemCaseSensitive(profile, "reason"))
+        cJSON_ReplaceItemInObjectCaseSensitive(profile, "reason", r);
+    else
+        cJSON_AddItemToObject(profile, "reason", r);
+}
+
+void dl_record_set_exit(cJSON *run, int code)
+{
+    cJSON *c = cJSON_CreateNumber(code);
+    if (cJSON_GetObjectItemCaseSensitive(run, "exit_code"))
+        cJSON_ReplaceItemInObjectCaseSensitive(run, "exit_code", c);
+    else
+        cJSON_AddItemToObject(run, "exit_code", c);
 }
 
 static cJSON *time_obj(const dl_stats_t *t)
@@ -79,7 +114,18 @@ static cJSON *time_obj(const dl_stats_t *t)
     return o;
 }
 
-void dl_run_add_result(cJSON *profile, const dl_result_t *r)
+/* What the backend chose, only where it said (absent: not known). */
+static void add_choices(cJSON *o, const dl_result_t *r)
+{
+    if (r->algo[0])
+        cJSON_AddStringToObject(o, "algo", r->algo);
+    if (r->proto[0])
+        cJSON_AddStringToObject(o, "proto", r->proto);
+    if (r->nchannels > 0)
+        cJSON_AddNumberToObject(o, "nchannels", r->nchannels);
+}
+
+void dl_record_add_row(cJSON *profile, const dl_result_t *r)
 {
     const dl_case_t *c = &r->c;
     cJSON *o = cJSON_CreateObject();
@@ -114,6 +160,7 @@ void dl_run_add_result(cJSON *profile, const dl_result_t *r)
     cJSON_AddNumberToObject(o, "busbw_factor", c->coll->busbw_factor(ranks));
     cJSON_AddNumberToObject(o, "setup_s", r->setup_s);
     cJSON_AddNumberToObject(o, "timed_s", r->timed_s);
+    add_choices(o, r);
     if (!r->checked) { /* not checked is not "0 wrong" */
         cJSON_AddNullToObject(o, "wrong");
         cJSON_AddNullToObject(o, "wrong_per_rank");
@@ -217,7 +264,7 @@ static cJSON *ranks_text(const cJSON *a)
     return cJSON_CreateString(buf);
 }
 
-char *dl_run_csv(const cJSON *run)
+char *dl_record_csv(const cJSON *run)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
@@ -249,14 +296,14 @@ char *dl_run_csv(const cJSON *run)
     return buf;
 }
 
-dl_status_t dl_run_write(const cJSON *run, const char *dir)
+dl_status_t dl_record_write(const cJSON *run, const char *dir)
 {
     /* Bytes that are not UTF-8 (a folder or profile name as typed) become
      * U+FFFD: as the JSON escape inside run.json's strings (cJSON copies
      * bytes >= 0x80 as they are, only ever inside strings), as its UTF-8
      * bytes in run.csv. A strict reader reads both. */
     char path[4096];
-    char *raw = cJSON_Print(run), *rawcsv = dl_run_csv(run);
+    char *raw = cJSON_Print(run), *rawcsv = dl_record_csv(run);
     char *json = raw ? dl_utf8_fix(raw, "\\ufffd") : NULL;
     char *csv = rawcsv ? dl_utf8_fix(rawcsv, "\xef\xbf\xbd") : NULL;
     free(raw);
