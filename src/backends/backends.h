@@ -114,6 +114,17 @@ enum {
     DL_CAP_DEVICE = 1u << 5,    /* buffers live on a device (one GPU per rank) */
 };
 
+/* What the library chose for one call, where it says (NCCL: the
+ * algorithm, protocol and channel count of its plan, as its profiler
+ * events name them); "" and 0: not known. from: who said so ("profiler":
+ * NCCL's own events on this rank; "model": a model's choice by NCCL's
+ * rules on the described system, not one observed). */
+typedef struct {
+    char algo[16], proto[16];
+    int nchannels;
+    char from[16];
+} dl_choice_t;
+
 /* What init decided that the core must know (dl_backend_traits). */
 typedef struct {
     int bus_ranks;  /* ranks the figures are for (a model's, not its processes); 0 = nranks */
@@ -181,6 +192,10 @@ typedef struct dl_backend_ops {
      * judges a measurement by it); no worker, no run. */
     dl_status_t (*expect)(const void *opts, dl_coll_id_t coll, uint64_t bytes, int nodes,
                           dl_expect_t *out);
+    /* What the library chose for the call the last check ran (NULL: never
+     * known). Read once per row, after check and outside the timed calls,
+     * so that watching the choice costs the timed figures nothing. */
+    void (*chose)(void *ctx, dl_choice_t *out);
 } dl_backend_ops_t;
 
 extern const dl_backend_ops_t *const dl_backends[];

@@ -221,6 +221,12 @@ static void w_traits(void *ctx, dl_backend_traits_t *t)
         w->inner->traits(w->ctx, t);
 }
 
+static void w_chose(void *ctx, dl_choice_t *out)
+{
+    dl_inject_wrap_t *w = ctx;
+    w->inner->chose(w->ctx, out);
+}
+
 void dl_inject_wrap(dl_inject_wrap_t *w, const dl_inject_t *inj, const dl_backend_ops_t *inner,
                     void *ctx, int rank, const char *profile)
 {
@@ -231,7 +237,8 @@ void dl_inject_wrap(dl_inject_wrap_t *w, const dl_inject_t *inj, const dl_backen
                                 .probe = w_probe, .init = w_init, .prepare = w_prepare,
                                 .run = w_run, .check = w_check, .fini = w_fini,
                                 .supports = inner->supports, .traits = w_traits,
-                                .entered = w_entered};
+                                .entered = w_entered,
+                                .chose = inner->chose ? w_chose : NULL};
     w->rank = rank;
     w->kind = inj ? dl_inject_active(inj, rank, profile) : DL_INJECT_NONE;
     w->factor = inj ? inj->factor : 1;

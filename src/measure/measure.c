@@ -88,7 +88,9 @@ dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out)
         return DL_ERR_COMM;
     *out = p.r;
     out->c.coll = dl_colls[p.coll];
-    out->algo[sizeof(out->algo) - 1] = out->proto[sizeof(out->proto) - 1] = '\0';
+    out->choice.algo[sizeof(out->choice.algo) - 1] = '\0';
+    out->choice.proto[sizeof(out->choice.proto) - 1] = '\0';
+    out->choice.from[sizeof(out->choice.from) - 1] = '\0';
     if (n) {
         out->wrong_per_rank = malloc(n * 8);
         out->rank_mean_s = malloc(n * 8);
@@ -380,6 +382,25 @@ static dl_status_t gather_per_rank(const dl_xcomm_t *x, double mine, double **ou
     return DL_OK;
 }
 
+/* What the backend chose for the checked call, and whether every rank saw
+ * the same: a hash of each rank's choice, its max and min over ranks. */
+static dl_status_t read_choice(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                               dl_result_t *out)
+{
+    be->chose(ctx, &out->choice);
+    uint32_t h = 2166136261u;
+    const dl_choice_t *k = &out->choice;
+    for (const char *p = k->algo; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = k->proto; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    h = (h ^ (uint32_t)k->nchannels) * 16777619u;
+    double v[2] = {(double)h, -(double)h};
+    dl_status_t st = x->max_doubles(x->arg, v, 2);
+    out->choice_mixed = st == DL_OK && v[0] != -v[1];
+    return st;
+}
+
 dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
                             const dl_measure_opts_t *opts, const dl_case_t *c, dl_result_t *out)
 {
@@ -398,6 +419,8 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     uint64_t wrong = 0;
     if (st == DL_OK && o->check)
         st = agree(x, be->check(ctx, c, &wrong));
+    if (st == DL_OK && o->check && be->chose)
+        st = read_choice(be, ctx, x, out);
     double warm = 0;
     if (st == DL_OK && o->warmup > 0)
         st = agree(x, be->run(ctx, c, o->warmup, NULL, &warm));

@@ -77,11 +77,13 @@ typedef struct {
     int32_t step, call;     /* a step plan's row: the step's index in the plan, and its
                              * call's (-1: the step's own row); 0 in a sweep */
     dl_status_t status;
-    /* What the backend chose for this row, where it says (NCCL: the
-     * algorithm, protocol and channels of the call; "" and 0: not known,
-     * and then left out of run.json's row: "algo", "proto", "nchannels"). */
-    char algo[16], proto[16];
-    int nchannels;
+    /* What the backend chose for this row's checked call, where it says
+     * (NCCL: algorithm, protocol, channels; "" and 0: not known, and then
+     * left out of run.json's row: "algo", "proto", "nchannels",
+     * "choice_from"); rank 0's view. choice_mixed: ranks saw different
+     * choices (run.json's "choice_mixed": true). */
+    dl_choice_t choice;
+    int choice_mixed;
 } dl_result_t;
 
 /* Why a row's timing ended: its CI target met, the budget spent first,

@@ -59,6 +59,8 @@ typedef struct {
      * "proto", "nchannels"; "" and 0 when the row does not say). */
     char algo[16], proto[16];
     int nchannels;
+    char choice_from[16];   /* "profiler" (NCCL's events), "model"; "" unknown */
+    int choice_mixed;       /* the ranks saw different choices */
 } dl_row_t;
 
 /* A recorded setting: an environment variable, a profile's setting. */

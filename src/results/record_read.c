@@ -222,6 +222,8 @@ static dl_status_t read_result(const cJSON *o, dl_record_t *out)
     snprintf(row.proto, sizeof(row.proto), "%s", str_of(o, "proto", ""));
     double nch = num_of(o, "nchannels");
     row.nchannels = nch >= 1 && nch < 1e6 ? (int)nch : 0;
+    snprintf(row.choice_from, sizeof(row.choice_from), "%s", str_of(o, "choice_from", ""));
+    row.choice_mixed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "choice_mixed"));
     return dl_rec_push_row(out, &row);
 }
 

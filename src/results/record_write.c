@@ -117,12 +117,17 @@ static cJSON *time_obj(const dl_stats_t *t)
 /* What the backend chose, only where it said (absent: not known). */
 static void add_choices(cJSON *o, const dl_result_t *r)
 {
-    if (r->algo[0])
-        cJSON_AddStringToObject(o, "algo", r->algo);
-    if (r->proto[0])
-        cJSON_AddStringToObject(o, "proto", r->proto);
-    if (r->nchannels > 0)
-        cJSON_AddNumberToObject(o, "nchannels", r->nchannels);
+    const dl_choice_t *k = &r->choice;
+    if (k->algo[0])
+        cJSON_AddStringToObject(o, "algo", k->algo);
+    if (k->proto[0])
+        cJSON_AddStringToObject(o, "proto", k->proto);
+    if (k->nchannels > 0)
+        cJSON_AddNumberToObject(o, "nchannels", k->nchannels);
+    if (k->from[0] && (k->algo[0] || k->proto[0]))
+        cJSON_AddStringToObject(o, "choice_from", k->from);
+    if (r->choice_mixed)
+        cJSON_AddTrueToObject(o, "choice_mixed");
 }
 
 void dl_record_add_row(cJSON *profile, const dl_result_t *r)
