@@ -193,23 +193,35 @@ static dl_status_t prepare_outdir(const dl_job_opts_t *o, int rank, char *dir, s
     return (dl_status_t)st;
 }
 
-static void where(dl_job_t *j)
+/* Who this rank is, its place on its machine (the device it takes), and
+ * how many hosts the job has as NCCL counts them (dl_sys_hosts). */
+static dl_status_t where(dl_job_t *j)
 {
-    int first;
     MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &j->nranks);
     j->local_rank = 0;
     j->local_size = 1;
     dl_sys_local_rank(MPI_COMM_WORLD, &j->local_rank, &j->local_size);
-    first = j->local_rank == 0;
-    MPI_Allreduce(&first, &j->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    dl_hosts_t h;
+    dl_status_t st = dl_sys_hosts(MPI_COMM_WORLD, &h);
+    j->nodes = st == DL_OK ? h.nhosts : 1;
+    if (st == DL_OK)
+        dl_sys_hosts_free(&h);
+    return st;
 }
 
 int dl_job_pick(const dl_job_cfg_t *cfg, dl_job_t *j)
 {
     memset(j, 0, sizeof(*j));
     j->cfg = *cfg;
-    where(j);
+    int shared = 0;
+    dl_status_t env = dl_sys_shared_gpu_env(&shared); /* before anyone asks what a host is */
+    int bad = env != DL_OK, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any)
+        return 2;
+    if (where(j) != DL_OK)
+        return 3;
     if (cfg->plan && check_ranks(j) != DL_OK)
         return 2;
     j->be = dl_backend_choose(cfg->o->backend, j->rank == 0, j->chose, sizeof(j->chose));
@@ -224,8 +236,12 @@ int dl_job_pick(const dl_job_cfg_t *cfg, dl_job_t *j)
     dl_log_set_mute(0);
     if (st != DL_OK)
         return dl_status_exit_code(st);
-    if (dl_backend_has(j->be, DL_CAP_DEVICE) && dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi"))
+    if (dl_backend_has(j->be, DL_CAP_DEVICE) &&
+        dl_gpus_check(MPI_COMM_WORLD, 0, "or --backend mpi", &j->per_gpu))
         return 2; /* more ranks than GPUs on a host: every rank agreed */
+    if (j->per_gpu > 1 && j->rank == 0)
+        dl_warn("%d ranks share each GPU, each its own NCCL host: the figures are NCCL's code "
+                "paths over loopback sockets on one GPU, not fabric bandwidth", j->per_gpu);
     return 0;
 }
 
@@ -237,6 +253,8 @@ void dl_job_fingerprint(dl_job_t *j)
         cJSON_AddItemToObject(j->fingerprint, "rank_gpus", gpus);
     else
         cJSON_Delete(gpus);
+    if (j->fingerprint && j->per_gpu > 1) /* several NCCL hosts on one GPU */
+        cJSON_AddNumberToObject(j->fingerprint, "shared_gpu", j->per_gpu);
 }
 
 int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)

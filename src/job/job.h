@@ -96,6 +96,8 @@ typedef struct dl_job {
     void *be_opts;            /* in cfg.set's target */
     char chose[512];          /* why this backend */
     int workers, modelled;    /* DL_CAP_WORKER, DL_CAP_MODELLED */
+    int per_gpu;              /* device backends: the most ranks on one GPU (> 1: ranks
+                                 that are NCCL hosts of their own share it) */
     dl_profile_t *profiles;   /* workers: -p's; else none (one implicit profile) */
     int nprofiles;
     dl_backend_setup_t setup; /* what the backend's setup resolved (a model's system) */

@@ -29,6 +29,7 @@ static dl_status_t on_result(void *arg, dl_result_t *r)
     pthread_mutex_lock(&g_lock);
     dl_watchdog_step(NULL);
     x->j->wrong += r->wrong;
+    r->shared_gpu = x->j->per_gpu > 1 ? x->j->per_gpu : 0;
     dl_status_t st = x->s->result ? x->s->result(x->s->arg, r) : DL_OK;
     pthread_mutex_unlock(&g_lock);
     return st;

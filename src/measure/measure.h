@@ -84,6 +84,8 @@ typedef struct {
      * choices (run.json's "choice_mixed": true). */
     dl_choice_t choice;
     int choice_mixed;
+    int shared_gpu;         /* ranks on one GPU, each its own NCCL host (0, 1: none);
+                             * run.json's "shared_gpu": shared-GPU socket figures */
 } dl_result_t;
 
 /* Why a row's timing ended: its CI target met, the budget spent first,

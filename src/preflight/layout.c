@@ -1,5 +1,6 @@
 /* Hosts, pair schedules and outliers: the pure arithmetic of preflight. */
 #include "preflight.h"
+#include "../sys/sys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,17 +41,20 @@ dl_status_t dl_pf_layout_build(MPI_Comm world, dl_pf_layout_t *l)
 {
     int n;
     MPI_Comm_size(world, &n);
-    char me[256] = "";
-    gethostname(me, sizeof(me) - 1);
-    char *all = malloc((size_t)n * 256);
+    char me[DL_HOST_KEY_LEN];
+    dl_sys_host_key(me); /* NCCL's idea of a host (NCCL_HOSTID) */
+    char *all = malloc((size_t)n * DL_HOST_KEY_LEN);
     if (!all)
         return DL_ERR_NOMEM;
-    if (MPI_Allgather(me, 256, MPI_CHAR, all, 256, MPI_CHAR, world) != MPI_SUCCESS) {
+    if (MPI_Allgather(me, DL_HOST_KEY_LEN, MPI_CHAR, all, DL_HOST_KEY_LEN, MPI_CHAR, world) !=
+        MPI_SUCCESS) {
         free(all);
         dl_err("cannot gather host names across the job");
         return DL_ERR_COMM;
     }
     dl_status_t st = dl_pf_layout_from_names(all, n, l);
+    for (int h = 0; st == DL_OK && h < l->nhosts; h++) /* keys compared; names shown */
+        l->names[h][strcspn(l->names[h], "\n")] = '\0';
     free(all);
     return st;
 }

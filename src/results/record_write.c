@@ -128,6 +128,8 @@ static void add_choices(cJSON *o, const dl_result_t *r)
         cJSON_AddStringToObject(o, "choice_from", k->from);
     if (r->choice_mixed)
         cJSON_AddTrueToObject(o, "choice_mixed");
+    if (r->shared_gpu > 1)
+        cJSON_AddNumberToObject(o, "shared_gpu", r->shared_gpu);
 }
 
 void dl_record_add_row(cJSON *profile, const dl_result_t *r)

@@ -1,10 +1,13 @@
-/* One GPU per rank, checked before anything starts. NCCL refuses two ranks
- * on one GPU ("Duplicate GPU detected") only inside each worker's
- * communicator set-up, after files are written; here each rank names the
- * GPU it would use (the nccl backend's rule: local rank modulo the devices
- * it sees), the ranks of a host compare names, and all ranks agree before
- * any of them returns. Ids are PCI bus ids, so ranks that each see one
- * different GPU (CUDA_VISIBLE_DEVICES per rank) count as distinct GPUs. */
+/* One GPU per rank of a host, checked before anything starts. NCCL refuses
+ * two ranks on one GPU of one host ("Duplicate GPU detected") only inside
+ * each worker's communicator set-up, after files are written; here each
+ * rank names the GPU it would use (the nccl backend's rule: local rank on
+ * its machine modulo the devices it sees), the ranks of a host (NCCL's
+ * idea of one: dl_sys_hosts) compare names, and all ranks agree before any
+ * of them returns. Ids are PCI bus ids, so ranks that each see one
+ * different GPU (CUDA_VISIBLE_DEVICES per rank) count as distinct GPUs.
+ * Ranks that are hosts of their own (NCCL_HOSTID) may share a GPU: NCCL
+ * then joins them through its network transport, and the run says so. */
 #include "gpus.h"
 
 #include <cjson/cJSON.h>
@@ -68,31 +71,75 @@ static void my_gpu(int local_rank, char *id)
 #endif
 }
 
-dl_status_t dl_gpus_check(MPI_Comm comm, int cpu_ok, const char *instead)
+/* Over each of comm's hosts (NCCL's idea of one): the verdict of its ranks'
+ * GPUs, said by the first offending host's first rank; every rank learns. */
+static dl_status_t check_hosts(MPI_Comm comm, const dl_hosts_t *hosts, const char *mine,
+                               int cpu_ok, const char *instead)
 {
-    int rank, local_rank = 0, local_size = 1;
+    int rank, hrank = 0, hsize = 1;
     MPI_Comm_rank(comm, &rank);
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local_rank);
-    MPI_Comm_size(node, &local_size);
-    char mine[DL_GPU_ID_LEN], *ids = calloc((size_t)local_size, DL_GPU_ID_LEN);
-    my_gpu(local_rank, mine);
-    MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, node);
-    MPI_Comm_free(&node);
-    char host[256] = "", line[512];
-    gethostname(host, sizeof(host) - 1);
-    const char *why = dl_gpus_verdict(local_size, dl_gpus_distinct(ids, local_size), cpu_ok, host,
-                                      instead, line, sizeof(line));
+    MPI_Comm host;
+    MPI_Comm_split(comm, hosts->host_of[rank], rank, &host);
+    MPI_Comm_rank(host, &hrank);
+    MPI_Comm_size(host, &hsize);
+    char *ids = calloc((size_t)hsize, DL_GPU_ID_LEN), line[512];
+    int ok = ids != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_ok) {
+        free(ids);
+        MPI_Comm_free(&host);
+        return DL_ERR_NOMEM;
+    }
+    MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, host);
+    MPI_Comm_free(&host);
+    const char *why = dl_gpus_verdict(hsize, dl_gpus_distinct(ids, hsize), cpu_ok,
+                                      hosts->names[hosts->host_of[rank]], instead, line,
+                                      sizeof(line));
     free(ids);
-    /* The first offending host's first rank says it; everyone learns. */
-    int speaker = why && local_rank == 0 ? rank : INT_MAX, first = INT_MAX;
+    int speaker = why && hrank == 0 ? rank : INT_MAX, first = INT_MAX;
     MPI_Allreduce(&speaker, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first == INT_MAX)
         return DL_OK;
     if (first == rank)
         dl_err("%s", line);
     return DL_ERR_USAGE;
+}
+
+/* The most ranks of one machine (shared memory) that use one GPU. */
+static int most_on_one_gpu(MPI_Comm comm, const char *mine)
+{
+    int rank, lsize = 1, most = 1, same = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &lsize);
+    char *ids = calloc((size_t)lsize, DL_GPU_ID_LEN);
+    if (ids) {
+        MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, node);
+        for (int i = 0; mine[0] && i < lsize; i++)
+            same += strncmp(ids + (size_t)i * DL_GPU_ID_LEN, mine, DL_GPU_ID_LEN) == 0;
+    }
+    free(ids);
+    MPI_Comm_free(&node);
+    MPI_Allreduce(&same, &most, 1, MPI_INT, MPI_MAX, comm);
+    return most;
+}
+
+dl_status_t dl_gpus_check(MPI_Comm comm, int cpu_ok, const char *instead, int *per_gpu)
+{
+    int local_rank = 0, local_size = 1;
+    dl_sys_local_rank(comm, &local_rank, &local_size); /* the device: the backend's rule */
+    char mine[DL_GPU_ID_LEN];
+    my_gpu(local_rank, mine);
+    dl_hosts_t hosts;
+    dl_status_t st = dl_sys_hosts(comm, &hosts);
+    if (st != DL_OK)
+        return st;
+    st = check_hosts(comm, &hosts, mine, cpu_ok, instead);
+    dl_sys_hosts_free(&hosts);
+    if (per_gpu)
+        *per_gpu = st == DL_OK ? most_on_one_gpu(comm, mine) : 0;
+    return st;
 }
 
 void *dl_gpus_rank_map(MPI_Comm comm)

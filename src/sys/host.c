@@ -1,5 +1,6 @@
 /* This host's facts and the job's fingerprint. */
 #include "sys.h"
+#include "launcher.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,110 @@ static void read_key(const char *path, const char *key, char *out, size_t len)
     fclose(f);
 }
 
+void dl_sys_host_key(char key[DL_HOST_KEY_LEN])
+{
+    const char *id = getenv("NCCL_HOSTID");
+    memset(key, 0, DL_HOST_KEY_LEN);
+    if (id && *id) {
+        snprintf(key, DL_HOST_KEY_LEN, "%.200s", id);
+        key[strcspn(key, "\n")] = '\0';
+        return;
+    }
+    char name[200] = "", boot[64] = "";
+    gethostname(name, sizeof(name) - 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof(boot), f))
+            boot[0] = '\0';
+        fclose(f);
+    }
+    boot[strcspn(boot, "\n")] = '\0';
+    snprintf(key, DL_HOST_KEY_LEN, "%s\n%s", name, boot);
+}
+
+void dl_sys_host_shown(const char *key, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*s", (int)strcspn(key, "\n"), key);
+}
+
+/* host_of[r] for n keys stride bytes apart: hosts numbered in the order of
+ * their first rank; returns how many. */
+static int group_keys(const char *keys, size_t stride, int n, int *host_of)
+{
+    int nhosts = 0;
+    for (int r = 0; r < n; r++) {
+        int k = 0;
+        while (k < r && strncmp(keys + (size_t)k * stride, keys + (size_t)r * stride,
+                                DL_HOST_KEY_LEN) != 0)
+            k++;
+        host_of[r] = k < r ? host_of[k] : nhosts++;
+    }
+    return nhosts;
+}
+
+dl_status_t dl_sys_hosts(MPI_Comm comm, dl_hosts_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    MPI_Comm_size(comm, &h->nranks);
+    char mine[DL_HOST_KEY_LEN], (*all)[DL_HOST_KEY_LEN] = calloc((size_t)h->nranks, sizeof(*all));
+    h->host_of = calloc((size_t)h->nranks, sizeof(int));
+    h->names = calloc((size_t)h->nranks, sizeof(*h->names));
+    int bad = !all || !h->host_of || !h->names, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) {
+        free(all);
+        dl_sys_hosts_free(h);
+        return DL_ERR_NOMEM;
+    }
+    dl_sys_host_key(mine);
+    MPI_Allgather(mine, DL_HOST_KEY_LEN, MPI_CHAR, all, DL_HOST_KEY_LEN, MPI_CHAR, comm);
+    h->nhosts = group_keys(all[0], DL_HOST_KEY_LEN, h->nranks, h->host_of);
+    for (int r = h->nranks - 1; r >= 0; r--) /* ends on each host's first rank */
+        dl_sys_host_shown(all[r], h->names[h->host_of[r]], DL_HOST_KEY_LEN);
+    free(all);
+    return DL_OK;
+}
+
+void dl_sys_hosts_free(dl_hosts_t *h)
+{
+    free(h->host_of);
+    free(h->names);
+    h->host_of = NULL;
+    h->names = NULL;
+}
+
+dl_status_t dl_sys_shared_gpu_env(int *on)
+{
+    const char *v = getenv("DLCOMM_SHARED_GPU");
+    *on = 0;
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return DL_OK;
+    if (strcmp(v, "1") != 0) {
+        dl_err("DLCOMM_SHARED_GPU=%.32s: must be 1 (several ranks on one GPU, each its own "
+               "NCCL host) or 0", v);
+        return DL_ERR_USAGE;
+    }
+    *on = 1;
+    const char *id = getenv("NCCL_HOSTID");
+    if (id && *id)
+        return DL_OK; /* the user's own identities */
+    int rank = dl_launcher_rank();
+    if (rank < 0) {
+        dl_err("DLCOMM_SHARED_GPU=1: no launcher says this process's rank (run it under "
+               "mpirun or srun)");
+        return DL_ERR_USAGE;
+    }
+    char name[200] = "", hostid[256];
+    gethostname(name, sizeof(name) - 1);
+    snprintf(hostid, sizeof(hostid), "%s/r%d", name, rank);
+    return setenv("NCCL_HOSTID", hostid, 1) == 0 ? DL_OK : DL_ERR_NOMEM;
+}
+
 void dl_sys_host_info(dl_host_info_t *h)
 {
     memset(h, 0, sizeof(*h));
     gethostname(h->host, sizeof(h->host) - 1);
+    dl_sys_host_key(h->key);
     struct utsname u;
     if (uname(&u) == 0) /* "Linux 6.1.0-18-amd64 x86_64": release is what matters */
         snprintf(h->kernel, sizeof(h->kernel), "%.16s %.80s %.16s", u.sysname, u.release,
@@ -75,6 +176,13 @@ cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames)
     MPI_Gather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, 0, comm);
     if (rank != 0)
         return NULL;
+    int *host_of = calloc((size_t)n, sizeof(int));
+    if (!all || !host_of) {
+        free(all);
+        free(host_of);
+        return NULL;
+    }
+    group_keys(all[0].key, sizeof(*all), n, host_of);
 
     cJSON *fp = cJSON_CreateObject(), *hosts = cJSON_AddArrayToObject(fp, "hosts");
     char mpi[256];
@@ -88,15 +196,14 @@ cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames)
     snprintf(std, sizeof(std), "%d.%d", version, subversion);
     cJSON_AddStringToObject(m, "standard", std);
     for (int r = 0; r < n; r++) {
-        cJSON *h = NULL, *it;
-        cJSON_ArrayForEach(it, hosts)
-        {
-            if (strcmp(cJSON_GetObjectItem(it, "name")->valuestring, all[r].host) == 0)
-                h = it;
-        }
+        cJSON *h = cJSON_GetArrayItem(hosts, host_of[r]);
+        char shown[DL_HOST_KEY_LEN];
+        dl_sys_host_shown(all[r].key, shown, sizeof(shown));
         if (!h) {
             h = cJSON_CreateObject();
-            cJSON_AddStringToObject(h, "name", all[r].host);
+            cJSON_AddStringToObject(h, "name", shown);
+            if (strcmp(shown, all[r].host) != 0) /* NCCL_HOSTID: the machine it is on */
+                cJSON_AddStringToObject(h, "machine", all[r].host);
             cJSON_AddStringToObject(h, "cpu", all[r].cpu);
             cJSON_AddNumberToObject(h, "cores", all[r].cores);
             cJSON_AddStringToObject(h, "kernel", all[r].kernel);
@@ -120,8 +227,9 @@ cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames)
     if (hostnames) {
         *hostnames = malloc((size_t)n * 256);
         for (int r = 0; *hostnames && r < n; r++)
-            snprintf(*hostnames + (size_t)r * 256, 256, "%s", all[r].host);
+            dl_sys_host_shown(all[r].key, *hostnames + (size_t)r * 256, 256);
     }
     free(all);
+    free(host_of);
     return fp;
 }

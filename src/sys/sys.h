@@ -12,7 +12,8 @@
 #include "../util/util.h"
 
 typedef struct {
-    char host[256];
+    char host[256];   /* the machine's hostname (folders, logs) */
+    char key[256];    /* the host as NCCL sees it (dl_sys_host_key) */
     char cpu[128];
     int cores;
     char kernel[128];
@@ -21,6 +22,33 @@ typedef struct {
 } dl_host_info_t;
 
 void dl_sys_host_info(dl_host_info_t *h);
+
+/* ---- one idea of a host: NCCL's ----
+ * Ranks are one host exactly when NCCL treats them as one: the same
+ * NCCL_HOSTID when it is set, else the same hostname on the same boot (the
+ * kernel's boot id, as NCCL appends it). The key is "NAME\nBOOTID" or
+ * NCCL_HOSTID's value; what is shown is the part before the newline. The
+ * GPU-sharing check, preflight's hosts, run.json's hosts and the job's node
+ * count all group by it. */
+#define DL_HOST_KEY_LEN 256
+void dl_sys_host_key(char key[DL_HOST_KEY_LEN]);
+/* The shown name of a key, in buf. */
+void dl_sys_host_shown(const char *key, char *buf, size_t len);
+/* Collective: every rank's host, on every rank: host_of[r] numbers hosts in
+ * the order of their first rank; names[h] is host h's shown name. */
+typedef struct {
+    int nranks, nhosts;
+    int *host_of;
+    char (*names)[DL_HOST_KEY_LEN];
+} dl_hosts_t;
+dl_status_t dl_sys_hosts(MPI_Comm comm, dl_hosts_t *h);
+void dl_sys_hosts_free(dl_hosts_t *h);
+/* Several ranks on one GPU (a test mode of NCCL's code paths, docs/shared-gpu.md):
+ * DLCOMM_SHARED_GPU=1 gives each rank its own NCCL host, NCCL_HOSTID
+ * "HOSTNAME/rRANK" (unless NCCL_HOSTID is set already), before anything
+ * asks what a host is. Any other value than unset, "" or 0/1: one line,
+ * DL_ERR_USAGE. Sets *on. */
+dl_status_t dl_sys_shared_gpu_env(int *on);
 /* "Open MPI v4.1.4, ..." */
 void dl_sys_mpi_version(char *buf, size_t len);
 /* Rank and size among the ranks on this host (MPI_COMM_TYPE_SHARED). */

@@ -37,6 +37,7 @@ typedef struct {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     ncclWindow_t win[2];      /* -R 2: send, recv */
 #endif
+    dl_choice_t choice;       /* what NCCL chose for the last checked call */
 } nccl_ctx_t;
 
 /* The nccl backend's own options (sweep -G). */
@@ -64,6 +65,15 @@ dl_status_t nccl_settled(nccl_ctx_t *m, ncclResult_t r, const char *what);
 /* nccl_ok for a collective call, naming the case. */
 dl_status_t nccl_call_ok(nccl_ctx_t *m, ncclResult_t r, const dl_case_t *c);
 ncclDataType_t nccl_type(dl_dtype_t dt); /* ncclNumTypes: not in this NCCL */
+
+/* choice.c: NCCL's choice per checked call, through dlcomm's profiler
+ * plugin. setup: before the first communicator (loads the plugin, points
+ * NCCL_PROFILER_PLUGIN at it); arm around a call; take what it saw
+ * (from "profiler", or all empty); source: the plugin's path, or why off. */
+void nccl_choice_setup(void);
+void nccl_choice_arm(int on);
+void nccl_choice_take(dl_choice_t *out);
+const char *nccl_choice_source(void);
 
 /* buffers.c */
 void nccl_deregister(nccl_ctx_t *m);
