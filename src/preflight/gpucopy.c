@@ -103,7 +103,7 @@ static const dl_gpu_t *nvml_gpu(const dl_gpus_t *g, const char *bus_id)
 cJSON *pf_gpu_copy_mine(pf_ctx_t *c, const dl_gpus_t *g, int measured_by)
 {
     dl_gc_result_t r;
-    int local = c->lay.local_of[c->rank];
+    int local = c->lay.dev_local;
     dl_status_t st = DL_ERR_UNAVAILABLE;
     if (!c->o->gpu_checks || measured_by >= 0) {
         memset(&r, 0, sizeof(r));
@@ -207,25 +207,35 @@ void pf_gpu_copy_judge(pf_ctx_t *c, const dl_gc_system_t *sys, const cJSON *e, c
     }
 }
 
-/* The lowest rank of this host with this rank's GPU (by bus id) when that
- * is another rank: it measures, this one does not (two at once would halve
- * both figures). -1: this rank measures. Ranks that each see one GPU
- * (CUDA_VISIBLE_DEVICES per rank) have different bus ids and all measure. */
+/* The lowest rank of this machine with this rank's GPU (by bus id) when
+ * that is another rank: it measures, this one does not (two at once would
+ * halve both figures). -1: this rank measures. Ranks that each see one GPU
+ * (CUDA_VISIBLE_DEVICES per rank) have different bus ids and all measure.
+ * A machine, not a host: ranks that are NCCL hosts of their own
+ * (DLCOMM_SHARED_GPU) may share one GPU, and take the device as the nccl
+ * backend does, by their rank on the machine. */
 static int measured_by(pf_ctx_t *c)
 {
     char bus[32] = "", why[256];
-    int dev, by = -1;
-    if (!c->o->gpu_checks ||
-        dl_gc_device(c->lay.local_of[c->rank], &dev, bus, sizeof(bus), why, sizeof(why)) != DL_OK)
+    int dev, by = -1, lrank = 0, lsize = 1;
+    MPI_Comm node;
+    MPI_Comm_split_type(c->world, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_size(node, &lsize);
+    if (!c->o->gpu_checks || dl_gc_device(c->lay.dev_local, &dev, bus, sizeof(bus), why, sizeof(why)) != DL_OK)
         bus[0] = 0;
-    char *all = malloc((size_t)c->nranks * sizeof(bus));
-    if (!all)
-        return -1;
-    MPI_Allgather(bus, sizeof(bus), MPI_CHAR, all, sizeof(bus), MPI_CHAR, c->world);
-    for (int r = 0; r < c->rank && by < 0 && bus[0]; r++)
-        if (c->lay.host_of[r] == c->lay.host_of[c->rank] && !strcmp(all + r * sizeof(bus), bus))
-            by = r;
+    char *all = malloc((size_t)lsize * sizeof(bus));
+    int *world = malloc((size_t)lsize * sizeof(int));
+    if (all && world) {
+        MPI_Allgather(bus, sizeof(bus), MPI_CHAR, all, sizeof(bus), MPI_CHAR, node);
+        MPI_Allgather(&c->rank, 1, MPI_INT, world, 1, MPI_INT, node);
+        for (int r = 0; r < lrank && by < 0 && bus[0]; r++)
+            if (!strcmp(all + r * sizeof(bus), bus))
+                by = world[r];
+    }
     free(all);
+    free(world);
+    MPI_Comm_free(&node);
     return by;
 }
 

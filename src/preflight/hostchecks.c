@@ -21,7 +21,7 @@ static cJSON *my_binding(pf_ctx_t *c, const dl_gpus_t *g)
     cJSON_AddNumberToObject(o, "numa_mask", (double)mask);
     cJSON_AddNumberToObject(o, "numa_nodes", nnuma);
     cJSON_AddBoolToObject(o, "unbound", all == 1);
-    int local = c->lay.local_of[c->rank];
+    int local = c->lay.dev_local;
     if (g && g->count) { /* the GPU a rank uses: local rank modulo GPUs */
         const dl_gpu_t *mine = &g->gpu[local % g->count];
         cJSON_AddNumberToObject(o, "gpu", mine->index);

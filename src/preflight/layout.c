@@ -55,6 +55,9 @@ dl_status_t dl_pf_layout_build(MPI_Comm world, dl_pf_layout_t *l)
     dl_status_t st = dl_pf_layout_from_names(all, n, l);
     for (int h = 0; st == DL_OK && h < l->nhosts; h++) /* keys compared; names shown */
         l->names[h][strcspn(l->names[h], "\n")] = '\0';
+    int lsize = 1;
+    if (st == DL_OK)
+        dl_sys_local_rank(world, &l->dev_local, &lsize);
     free(all);
     return st;
 }

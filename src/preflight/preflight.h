@@ -77,6 +77,9 @@ typedef struct {
     int nranks, nhosts, max_local;
     int *host_of;   /* [nranks] host index, in order of first appearance */
     int *local_of;  /* [nranks] rank among its host's ranks */
+    int dev_local;  /* this rank's place on its machine: the GPU it takes, local rank
+                     * modulo the devices, as the nccl backend (hosts of their own,
+                     * DLCOMM_SHARED_GPU, may share a machine and a GPU) */
     char (*names)[256]; /* [nhosts] host names */
 } dl_pf_layout_t;
 
