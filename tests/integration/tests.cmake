@@ -192,3 +192,8 @@ foreach(c header columns ncclt sim history tie)
                    ${DL_MPIRUN})
   set_tests_properties(sweep_output_${c} PROPERTIES LABELS "integration;output" TIMEOUT 120)
 endforeach()
+
+# ---- one idea of a host (NCCL's): DLCOMM_SHARED_GPU, NCCL_HOSTID, preflight's names ----
+add_test(NAME sweep_host_identity
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/host_identity.py ${DL_BIN} ${DL_MPIRUN})
+set_tests_properties(sweep_host_identity PROPERTIES LABELS "integration;run" TIMEOUT 300)
