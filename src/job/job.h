@@ -15,6 +15,13 @@
  * A command is its options, its plan and its sink: sweep's sink is the run
  * record with its tables (dl_run_sink, sink_run.c); tune's wraps that one.
  * Nothing in here knows which command runs it.
+ *
+ * preflight opens only the first half (dl_job_pick, dl_job_fingerprint):
+ * its stages are not a plan of cases run to the end but checks in order
+ * (hosts, correctness, world bandwidth, the scopes that localise), each
+ * judged as it ends and a worker's fault skipping the rest, over
+ * long-lived sessions, with a verdict instead of a record of rows; its
+ * last words are the BROKE verdict its watchdog writes (preflight/broke.c).
  */
 #ifndef DL_JOB_H
 #define DL_JOB_H
