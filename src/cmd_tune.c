@@ -309,21 +309,17 @@ static int tune_main(int argc, char **argv)
     tune_cli_t *o = set.target;
     dl_log_set_mute(!dl_launcher_is_rank0()); /* every rank finds the same mistake; rank 0 says it */
     int code = dl_opts_command(set.opts, set.n, o, argc - 1, argv + 1, NULL, 0, NULL, usage);
-    dl_status_t st = code < 0 ? DL_OK : DL_ERR_USAGE;
-    if (code < 0) {
+    if (code < 0) { /* a line to act on (else the help, or its refusal) */
         t.o = o->t;
         t.quiet = o->m.quiet;
-        st = outputs_check(o);
+        dl_status_t st = outputs_check(o);
+        if (st == DL_OK)
+            st = dl_tune_prepare(&t);
+        code = st != DL_OK ? dl_status_exit_code(st) : -1;
     }
-    if (code < 0 && st == DL_OK)
-        st = dl_tune_prepare(&t);
     dl_log_set_mute(0);
     if (code < 0)
-        code = dl_status_exit_code(st);
-    if (st == DL_OK && code == 0 && t.o.plan_only)
-        code = dl_tune_print_plan(&t);
-    else if (st == DL_OK && code == 0)
-        code = run_measured(&t, &set, argc, argv);
+        code = t.o.plan_only ? dl_tune_print_plan(&t) : run_measured(&t, &set, argc, argv);
     dl_tune_free(&t);
     dl_optset_free(&set);
     return code;

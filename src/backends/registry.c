@@ -115,7 +115,7 @@ dl_status_t dl_backend_optset_refusing(dl_optset_t *s, const dl_opt_t *base, siz
 {
     dl_status_t st = optset_with(s, base, nbase, base_size, other);
     /* A row the set took from other lies in other's struct, the last. */
-    for (size_t i = 0; st == DL_OK && i < s->n; i++)
+    for (size_t i = 0; st == DL_OK && other && i < s->n; i++)
         if (s->opts[i].offset >= s->offset[dl_backend_count]) {
             s->opts[i].flags |= DL_OPT_FIXED;
             s->opts[i].help = why;
