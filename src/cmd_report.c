@@ -9,7 +9,6 @@
 #include "analysis/analysis.h"
 #include "commands.h"
 #include "sys/system.h"
-#include "engine/engine.h" /* dl_data_find: system descriptions */
 
 typedef struct {
     int json;

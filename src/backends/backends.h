@@ -206,6 +206,12 @@ extern const dl_choices_t dl_backend_choices;
 /* A command's line with every backend's rows after its own (sweep's), each
  * backend's struct at its offset in the set's target. */
 dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size);
+/* The same, then the rows of another command's table that this line lacks,
+ * each refused (FIXED) with why: tune's line holds sweep's size and
+ * collective options only to say they are sweep's. */
+dl_status_t dl_backend_optset_refusing(dl_optset_t *s, const dl_opt_t *base, size_t nbase,
+                                       size_t base_size, const dl_opt_table_t *other,
+                                       const char *why);
 /* Where backend be's struct starts in a set made by dl_backend_optset. */
 void *dl_backend_optset_opts(const dl_optset_t *s, const dl_backend_ops_t *be);
 

@@ -86,16 +86,41 @@ const dl_backend_ops_t *dl_backend_pick(const char *name, int say)
     return dl_backend_choose(name, say, chose, sizeof(chose));
 }
 
-dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size)
+static dl_status_t optset_with(dl_optset_t *s, const dl_opt_t *base, size_t nbase,
+                               size_t base_size, const dl_opt_table_t *other)
 {
-    const dl_opt_t *extra[DL_ARRAY_SIZE(dl_backends)];
-    size_t n[DL_ARRAY_SIZE(dl_backends)], size[DL_ARRAY_SIZE(dl_backends)];
-    for (size_t k = 0; k < dl_backend_count; k++) {
+    const dl_opt_t *extra[DL_ARRAY_SIZE(dl_backends) + 1];
+    size_t n[DL_ARRAY_SIZE(dl_backends) + 1], size[DL_ARRAY_SIZE(dl_backends) + 1], k;
+    for (k = 0; k < dl_backend_count; k++) {
         extra[k] = dl_backends[k]->opts;
         n[k] = dl_backends[k]->nopts;
         size[k] = dl_backends[k]->opts_size;
     }
-    return dl_optset_init(s, base, nbase, base_size, extra, n, size, dl_backend_count);
+    if (other) { /* its own struct after the backends', never read */
+        extra[k] = other->opts;
+        n[k] = other->n;
+        size[k++] = other->size;
+    }
+    return dl_optset_init(s, base, nbase, base_size, extra, n, size, k);
+}
+
+dl_status_t dl_backend_optset(dl_optset_t *s, const dl_opt_t *base, size_t nbase, size_t base_size)
+{
+    return optset_with(s, base, nbase, base_size, NULL);
+}
+
+dl_status_t dl_backend_optset_refusing(dl_optset_t *s, const dl_opt_t *base, size_t nbase,
+                                       size_t base_size, const dl_opt_table_t *other,
+                                       const char *why)
+{
+    dl_status_t st = optset_with(s, base, nbase, base_size, other);
+    /* A row the set took from other lies in other's struct, the last. */
+    for (size_t i = 0; st == DL_OK && other && i < s->n; i++)
+        if (s->opts[i].offset >= s->offset[dl_backend_count]) {
+            s->opts[i].flags |= DL_OPT_FIXED;
+            s->opts[i].help = why;
+        }
+    return st;
 }
 
 void *dl_backend_optset_opts(const dl_optset_t *s, const dl_backend_ops_t *be)

@@ -43,6 +43,10 @@
  * Fault injection (DLCOMM_INJECT): parsed once by the command, carried in
  * CONFIG, planted in the worker by the one wrapper every backend runs
  * through (dl_inject_wrap, backends.h), as in-process backends do.
+ *
+ * A worker either runs the plan itself (above: sweep, tune) or serves
+ * SV_* requests of a loop its supervisor runs (a session: preflight). Why
+ * both remain, and the shape that would leave one: docs/dev/engine.md.
  */
 #ifndef DL_ENGINE_H
 #define DL_ENGINE_H

@@ -27,7 +27,7 @@ static const char *intended(const dl_profile_t *p, int nodes, char *buf, size_t 
     return buf;
 }
 
-cJSON *dl_observe_transports(dl_prof_run_t *r, char *verdict, size_t len)
+cJSON *dl_observe_transports(dl_sv_run_t *r, char *verdict, size_t len)
 {
     const dl_engine_cfg_t *c = &r->e->cfg;
     char path[2048], want[64];

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-void dl_outcome_set(dl_prof_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
+void dl_outcome_set(dl_sv_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
 {
     r->me.kind = k;
     r->me.status = st;
@@ -20,7 +20,7 @@ void dl_outcome_set(dl_prof_run_t *r, dl_rank_kind_t k, dl_status_t st, const ch
     va_end(ap);
 }
 
-void dl_outcome_notify_peers(dl_prof_run_t *r)
+void dl_outcome_notify_peers(dl_sv_run_t *r)
 {
     static int one = 1; /* a send buffer that outlives the request */
     const dl_engine_cfg_t *c = &r->e->cfg;
@@ -33,7 +33,7 @@ void dl_outcome_notify_peers(dl_prof_run_t *r)
     }
 }
 
-int dl_outcome_agree(dl_prof_run_t *r, dl_rank_outcome_t *all)
+int dl_outcome_agree(dl_sv_run_t *r, dl_rank_outcome_t *all)
 {
     const dl_engine_cfg_t *c = &r->e->cfg;
     MPI_Request req;
@@ -86,7 +86,7 @@ static dl_prof_status_t status_of(int kind)
     }
 }
 
-static void record_json(dl_prof_run_t *r, const dl_rank_outcome_t *all, int worst,
+static void record_json(dl_sv_run_t *r, const dl_rank_outcome_t *all, int worst,
                         dl_prof_status_t ps)
 {
     cJSON *pj = r->prof_json;
@@ -112,7 +112,7 @@ static void record_json(dl_prof_run_t *r, const dl_rank_outcome_t *all, int wors
     cJSON_AddStringToObject(pj, "reason", reason);
 }
 
-static void record_transports(dl_prof_run_t *r, const dl_rank_outcome_t *all)
+static void record_transports(dl_sv_run_t *r, const dl_rank_outcome_t *all)
 {
     cJSON *arr = NULL;
     for (int i = 0; i < r->e->cfg.nranks; i++) {
@@ -128,7 +128,7 @@ static void record_transports(dl_prof_run_t *r, const dl_rank_outcome_t *all)
     }
 }
 
-dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *all)
+dl_prof_status_t dl_outcome_record(dl_sv_run_t *r, const dl_rank_outcome_t *all)
 {
     int n = r->e->cfg.nranks, worst = DL_RK_OK;
     for (int i = 0; i < n; i++)

@@ -68,7 +68,7 @@ typedef enum { EV_MSG, EV_REQ_DONE, EV_EOF, EV_TIMEOUT, EV_ABORT, EV_SIGNAL, EV_
 
 /* Waits for whichever comes first: a message from the worker, the MPI
  * request (if any), a peer's abort, a signal, the deadline. */
-static dl_ev_t read_msg(dl_prof_run_t *r, dl_msg_t *m)
+static dl_ev_t read_msg(dl_sv_run_t *r, dl_msg_t *m)
 {
     dl_status_t st = dl_msg_recv(r->w.fd, m);
     if (st == DL_ERR_CRASH)
@@ -82,7 +82,7 @@ static dl_ev_t read_msg(dl_prof_run_t *r, dl_msg_t *m)
 /* Waits for whichever comes first: a message from the worker (looked at
  * first: its own report beats a peer's abort), the MPI request (if any), a
  * peer's abort, a signal, the deadline. */
-static dl_ev_t wait_event(dl_prof_run_t *r, MPI_Request *req, dl_msg_t *m)
+static dl_ev_t wait_event(dl_sv_run_t *r, MPI_Request *req, dl_msg_t *m)
 {
     for (int spins = 0;; spins++) {
         int flag = 0;
@@ -120,7 +120,7 @@ static dl_ev_t wait_event(dl_prof_run_t *r, MPI_Request *req, dl_msg_t *m)
 
 /* After a peer's abort, the worker may still be about to say why it
  * stopped (its own error): a moment to hear it. */
-static dl_ev_t abort_grace(dl_prof_run_t *r, dl_msg_t *m)
+static dl_ev_t abort_grace(dl_sv_run_t *r, dl_msg_t *m)
 {
     struct pollfd pfd = {.fd = r->w.fd, .events = POLLIN};
     double end = dl_now() + 0.5;
@@ -148,7 +148,7 @@ static double backend_deadline(double timeout_s)
     return timeout_s - margin;
 }
 
-static void send_config(dl_prof_run_t *r)
+static void send_config(dl_sv_run_t *r)
 {
     const dl_engine_cfg_t *c = &r->e->cfg;
     const dl_plan_t *p = c->plan;
@@ -165,7 +165,7 @@ static void send_config(dl_prof_run_t *r)
 }
 
 /* One relay step: the MPI operation the worker's loop asked for. */
-static dl_ev_t relay(dl_prof_run_t *r, dl_msg_t *m)
+static dl_ev_t relay(dl_sv_run_t *r, dl_msg_t *m)
 {
     MPI_Request req;
     void *reply = m->data, *gathered = NULL;
@@ -213,7 +213,7 @@ static dl_ev_t relay(dl_prof_run_t *r, dl_msg_t *m)
     return ev;
 }
 
-static void on_error_msg(dl_prof_run_t *r, const dl_msg_t *m)
+static void on_error_msg(dl_sv_run_t *r, const dl_msg_t *m)
 {
     int32_t st = DL_ERR_INTERNAL, own = 1;
     if (m->len >= 8) {
@@ -237,7 +237,7 @@ static void on_error_msg(dl_prof_run_t *r, const dl_msg_t *m)
 }
 
 /* Handles one event outside a relay step; 1 when the profile is over here. */
-static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
+static int handle(dl_sv_run_t *r, dl_ev_t ev, dl_msg_t *m)
 {
     double t = r->e->cfg.timeout_s;
     switch (ev) {
@@ -314,7 +314,7 @@ static int handle(dl_prof_run_t *r, dl_ev_t ev, dl_msg_t *m)
     return over;
 }
 
-static void end_worker(dl_prof_run_t *r)
+static void end_worker(dl_sv_run_t *r)
 {
     if (r->done && dl_worker_wait_exit(&r->w, EXIT_GRACE_S) == DL_OK) {
         dl_worker_end(&r->w, 0);
@@ -335,7 +335,7 @@ static void end_worker(dl_prof_run_t *r)
 /* Where a profile's time went: starting the worker and its backend (for
  * nccl: CUDA context, communicator); its cases and the backend's teardown,
  * until it said done; its exit; all of it. */
-static void add_timing(dl_prof_run_t *r)
+static void add_timing(dl_sv_run_t *r)
 {
     if (!r->prof_json || r->t_start <= 0)
         return;
@@ -350,7 +350,7 @@ static void add_timing(dl_prof_run_t *r)
     cJSON_AddNumberToObject(o, "total_s", end - r->t_start);
 }
 
-static dl_status_t start(dl_prof_run_t *r)
+static dl_status_t start(dl_sv_run_t *r)
 {
     dl_engine_t *e = r->e;
     r->abort_tag = 100 + e->seq++ % 30000;
@@ -383,7 +383,7 @@ static dl_status_t start(dl_prof_run_t *r)
 dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *prof_json,
                                   dl_prof_status_t *pst)
 {
-    dl_prof_run_t r;
+    dl_sv_run_t r;
     memset(&r, 0, sizeof(r));
     r.e = e;
     r.p = p;

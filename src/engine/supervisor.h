@@ -29,6 +29,8 @@ typedef struct {
     char transports[200]; /* what NCCL used contradicts the profile: why ("" = fine) */
 } dl_rank_outcome_t;
 
+/* One profile's run as its supervisor sees it (the profile itself is a
+ * dl_profile_t; a run record's profile a dl_rec_profile_t). */
 typedef struct {
     dl_engine_t *e;
     const dl_profile_t *p;
@@ -42,22 +44,22 @@ typedef struct {
     double t_start, t_ready, t_done; /* spawned; backend ready (INFO); DONE */
     dl_rank_outcome_t me;
     cJSON *prof_json; /* rank 0 */
-} dl_prof_run_t;
+} dl_sv_run_t;
 
 /* outcome.c */
-void dl_outcome_set(dl_prof_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
+void dl_outcome_set(dl_sv_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void dl_outcome_notify_peers(dl_prof_run_t *r);
+void dl_outcome_notify_peers(dl_sv_run_t *r);
 /* Every rank's outcome; -1 when the agreement could not complete. */
-int dl_outcome_agree(dl_prof_run_t *r, dl_rank_outcome_t *all);
-dl_prof_status_t dl_outcome_record(dl_prof_run_t *r, const dl_rank_outcome_t *all);
+int dl_outcome_agree(dl_sv_run_t *r, dl_rank_outcome_t *all);
+dl_prof_status_t dl_outcome_record(dl_sv_run_t *r, const dl_rank_outcome_t *all);
 
 /* observe.c: this rank's worker's NCCL debug file, parsed (NULL: none);
  * verdict gets a contradiction with the profile, or "". */
-cJSON *dl_observe_transports(dl_prof_run_t *r, char *verdict, size_t len);
+cJSON *dl_observe_transports(dl_sv_run_t *r, char *verdict, size_t len);
 
 /* results relay (rank 0) */
-void dl_sv_on_result(dl_prof_run_t *r, const dl_msg_t *m);
-void dl_sv_on_info(dl_prof_run_t *r, const dl_msg_t *m);
+void dl_sv_on_result(dl_sv_run_t *r, const dl_msg_t *m);
+void dl_sv_on_info(dl_sv_run_t *r, const dl_msg_t *m);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void dl_sv_on_info(dl_prof_run_t *r, const dl_msg_t *m)
+void dl_sv_on_info(dl_sv_run_t *r, const dl_msg_t *m)
 {
     cJSON *info = cJSON_Parse(m->data);
     if (!info)
@@ -16,7 +16,7 @@ void dl_sv_on_info(dl_prof_run_t *r, const dl_msg_t *m)
         cJSON_Delete(info);
 }
 
-void dl_sv_on_result(dl_prof_run_t *r, const dl_msg_t *m)
+void dl_sv_on_result(dl_sv_run_t *r, const dl_msg_t *m)
 {
     dl_result_t res;
     if (dl_result_unpack(m->data, m->len, &res) != DL_OK) {

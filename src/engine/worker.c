@@ -148,28 +148,43 @@ static void send_end(wk_t *w, dl_status_t st, int own)
     dl_msg_send(w->fd, DL_MSG_ERROR, buf, (uint32_t)(8 + n));
 }
 
+/* CONFIG's backend, its options as the command parsed them, and whether it
+ * can run here; one line naming what is missing. Both modes start so. */
+static dl_status_t backend_here(const dl_wire_config_t *c, const cJSON *opts_json,
+                                const dl_backend_ops_t **be, void **opts)
+{
+    char why[256] = "";
+    *opts = NULL;
+    if (!(*be = dl_backend_find(c->backend))) {
+        dl_err("rank %d: backend %s is not in this build", c->rank, c->backend);
+        return DL_ERR_UNAVAILABLE;
+    }
+    *opts = calloc(1, (*be)->opts_size ? (*be)->opts_size : 1);
+    if (!*opts || dl_opts_load_json((*be)->opts, (*be)->nopts, *opts, opts_json) != DL_OK) {
+        dl_err("rank %d: the %s backend's options did not arrive whole", c->rank, (*be)->name);
+        free(*opts);
+        *opts = NULL;
+        return DL_ERR_INTERNAL;
+    }
+    if ((*be)->probe(why, sizeof(why)) != DL_OK) {
+        dl_err("rank %d: backend %s is not available here: %s", c->rank, (*be)->name, why);
+        free(*opts);
+        *opts = NULL;
+        return DL_ERR_UNAVAILABLE;
+    }
+    return DL_OK;
+}
+
 static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *sizes,
                            const cJSON *opts_json, int *own, int *ended)
 {
     *own = 1;
-    const dl_backend_ops_t *be = dl_backend_find(c->backend);
-    char why[256] = "";
-    if (!be) {
-        dl_err("rank %d: backend %s is not in this build", c->rank, c->backend);
-        return DL_ERR_UNAVAILABLE;
-    }
-    void *opts = calloc(1, be->opts_size ? be->opts_size : 1);
-    if (!opts || dl_opts_load_json(be->opts, be->nopts, opts, opts_json) != DL_OK) {
-        dl_err("rank %d: the %s backend's options did not arrive whole", c->rank, be->name);
-        free(opts);
-        return DL_ERR_INTERNAL;
-    }
+    const dl_backend_ops_t *be;
+    void *opts;
     double t0 = dl_now();
-    if (be->probe(why, sizeof(why)) != DL_OK) {
-        dl_err("rank %d: backend %s is not available here: %s", c->rank, be->name, why);
-        free(opts);
-        return DL_ERR_UNAVAILABLE;
-    }
+    dl_status_t bst = backend_here(c, opts_json, &be, &opts);
+    if (bst != DL_OK)
+        return bst;
     /* --split: the backend on the group's ranks, the relayed steps the
      * group's (the supervisor's group communicator), the loop's lockstep
      * over every group (x.all). */
@@ -327,16 +342,8 @@ static dl_status_t serve_case(wk_t *w, served_t *sv, const dl_msg_t *m)
 static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_json)
 {
     served_t sv = {.c = c};
-    sv.be = dl_backend_find(c->backend);
-    char why[256] = "";
-    if (!sv.be || !(sv.opts = calloc(1, sv.be->opts_size ? sv.be->opts_size : 1)) ||
-        dl_opts_load_json(sv.be->opts, sv.be->nopts, sv.opts, opts_json) != DL_OK ||
-        sv.be->probe(why, sizeof(why)) != DL_OK) {
-        dl_err("rank %d: backend %s cannot serve here%s%s", c->rank, c->backend, why[0] ? ": " : "",
-               why);
-        free(sv.opts);
+    if (backend_here(c, opts_json, &sv.be, &sv.opts) != DL_OK)
         return DL_ERR_UNAVAILABLE;
-    }
     sv.x = (dl_xcomm_t){.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
                         .bcast = x_bcast, .arg = w};
     dl_status_t st = DL_OK;

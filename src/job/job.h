@@ -15,6 +15,13 @@
  * A command is its options, its plan and its sink: sweep's sink is the run
  * record with its tables (dl_run_sink, sink_run.c); tune's wraps that one.
  * Nothing in here knows which command runs it.
+ *
+ * preflight opens only the first half (dl_job_pick, dl_job_fingerprint):
+ * its stages are not a plan of cases run to the end but checks in order
+ * (hosts, correctness, world bandwidth, the scopes that localise), each
+ * judged as it ends and a worker's fault skipping the rest, over
+ * long-lived sessions, with a verdict instead of a record of rows; its
+ * last words are the BROKE verdict its watchdog writes (preflight/broke.c).
  */
 #ifndef DL_JOB_H
 #define DL_JOB_H
@@ -40,15 +47,18 @@ const char *dl_job_fraction(const void *f);
 
 /* Rows for a command's table whose struct holds a dl_job_opts_t at member
  * m: how each case is timed, then where and on what it runs. */
-#define DL_JOB_TIMING_ROWS(type, m)                                                            \
-    {"warmup_iters", 'w', DL_OPT_INT, "5", "N", "untimed iterations per size",                \
+#define DL_JOB_TIMING_ROWS(type, m) DL_JOB_TIMING_ROWS_AT(type, m, "5", "0.1")
+/* The same with a command's own defaults for -w and --budget (tune's step
+ * is longer than a sweep's call). */
+#define DL_JOB_TIMING_ROWS_AT(type, m, warmup_def, budget_def)                                \
+    {"warmup_iters", 'w', DL_OPT_INT, warmup_def, "N", "untimed iterations per size",         \
      offsetof(type, m.warmup), dl_opt_nonneg_long},                                           \
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)",              \
      offsetof(type, m.iters), dl_opt_nonneg_long},                                            \
     {"ci-target", 0, DL_OPT_DOUBLE, "0.02", "FRAC",                                           \
      "adaptive: stop when the 95% CI half-width is within FRAC of the mean",                  \
      offsetof(type, m.ci_target), dl_job_fraction},                                           \
-    {"budget", 0, DL_OPT_DOUBLE, "0.1", "SEC", "adaptive: timing budget per size",            \
+    {"budget", 0, DL_OPT_DOUBLE, budget_def, "SEC", "adaptive: timing budget per size",       \
      offsetof(type, m.budget), dl_opt_positive},                                              \
     {"min-iters", 0, DL_OPT_INT, "5", "N", "adaptive: fewest timed iterations",               \
      offsetof(type, m.min_iters), dl_job_pos_long},                                           \

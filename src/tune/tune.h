@@ -4,7 +4,8 @@
  * turns them, as the backward pass makes them ready, into the sequence of
  * fused all-reduces a step runs; a timeline places the measured calls
  * against the ready times. Nothing here talks to a backend: cmd_tune.c
- * measures the sequence through src/measure's step loop.
+ * measures the sequence as a job (src/job/) running a step plan, and hands
+ * the measured steps back here for the answer (answer.c).
  */
 #ifndef DL_TUNE_H
 #define DL_TUNE_H
@@ -106,5 +107,65 @@ typedef struct {
 } dl_timeline_t;
 void dl_timeline(const dl_buckets_t *bs, const double *call_s, double backward_s,
                  dl_timeline_t *out);
+
+/* ---- one tune: the settings asked for, the model, the candidates ---- */
+
+/* tune's own options (cmd_tune.c's table fills them). */
+typedef struct {
+    const char *model, *framework, *dtype, *caps, *thresholds, *cycles, *json, *curve;
+    double backward_ms, first_mb;
+    int plan_only;
+} dl_tune_opts_t;
+
+/* One candidate setting (ddp: cap_mb; horovod: thr_mb, cycle_ms) and the
+ * buckets a step issues under it. */
+typedef struct {
+    double cap_mb, thr_mb, cycle_ms;
+    dl_buckets_t bs;
+} dl_tune_setting_t;
+
+typedef struct {
+    dl_tune_opts_t o;
+    int horovod, quiet;
+    dl_model_t m;
+    double *ready, backward_s;
+    dl_tune_setting_t *c;
+    size_t nc;
+} dl_tune_t;
+
+/* The model loaded, its ready times, every candidate's buckets (setting.c).
+ * Every list option is checked, the other framework's too; a bad list or a
+ * --curve without all-reduce rows: one line, DL_ERR_USAGE / DL_ERR_INPUT. */
+dl_status_t dl_tune_prepare(dl_tune_t *t);
+void dl_tune_free(dl_tune_t *t);
+/* "bucket_cap_mb 25" or "threshold 64 MiB, cycle 5 ms". */
+void dl_tune_setting_text(const dl_tune_t *t, const dl_tune_setting_t *c, char *buf, size_t len);
+
+/* ---- the answer (answer.c) ---- */
+
+/* One candidate's step as measured under one profile. */
+typedef struct {
+    const char *profile;
+    char *const *env; /* the profile's settings, for the lines to paste */
+    int nenv;
+    size_t cand;
+    int measured, converged;
+    double step_s, step_ci_s, comm_s, exposed_s, end_s, pred_s;
+    double *call_s; /* each bucket's call */
+} dl_tune_meas_t;
+
+/* The step's timeline from its calls (call_s filled): comm, exposed, end. */
+void dl_tune_meas_step(const dl_tune_t *t, dl_tune_meas_t *m, double step_s, double ci_s,
+                       int converged);
+/* After the measurement (rank 0): the curve's prediction, the
+ * recommendation, the summary on stdout, --json; the "tune" object is
+ * added to run (the run record being written to dir). mst: how the
+ * measurement ended. */
+struct cJSON;
+dl_status_t dl_tune_answer(const dl_tune_t *t, dl_tune_meas_t *ms, size_t n, struct cJSON *run,
+                           const char *dir, dl_status_t mst);
+/* --plan-only: the model and each candidate's buckets as JSON, on stdout
+ * or into --json; the exit code. */
+int dl_tune_print_plan(const dl_tune_t *t);
 
 #endif

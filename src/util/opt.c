@@ -264,6 +264,8 @@ void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *
     for (size_t i = 0; i < nopts; i++) {
         const dl_opt_t *o = &opts[i];
         const void *t = target;
+        if (o->flags & DL_OPT_FIXED) /* not this run's to say: another command's row */
+            continue;
         switch (o->kind) {
         case DL_OPT_FLAG:
             cJSON_AddBoolToObject(obj, o->longname, *FIELD(t, o, const int));

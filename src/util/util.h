@@ -227,7 +227,8 @@ void dl_opts_man_description(const char *roff);
  * help for -h, 2 on bad input, the line already written). */
 int dl_opts_command(const dl_opt_t *opts, size_t nopts, void *target, int argc, char **argv,
                     char **pos, int maxpos, int *npos, const char *usage);
-/* Adds each option's effective value to a cJSON object (cJSON *). */
+/* Adds each option's effective value to a cJSON object (cJSON *); a FIXED row
+ * is not this command's to echo. */
 void dl_opts_echo(const dl_opt_t *opts, size_t nopts, const void *target, void *json_obj);
 
 /* The inverse of the echo (options carried to a worker as JSON); strings

@@ -12,7 +12,7 @@
   links    every relative link and #anchor in the Markdown resolves; the README
            is at most about 200 lines and starts with the two set-up commands
   output   the columns a real sweep prints are the ones the sample tables of
-           docs/sweep.md and `sweep --help` show, and each is in the legend of
+           the README, docs/sweep.md and `sweep --help` show, and each is in the legend of
            docs/sweep.md, of --help and of dlcomm-sweep(1)
 
 usage: docs_test.py CHECK SOURCE_DIR DLCOMM [BUILD_DIR | MPIRUN...]
@@ -425,6 +425,10 @@ def check_output(root, tables, dlcomm, mpirun):
                                                            "dlcomm-sweep.1")).read())
     man = man.replace("\\-", "-")
     hlp = tables.help["sweep"].split("\nOptions:")[0]
+    # The README's sample: its columns too (the legend is docs/sweep.md's).
+    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    if header_columns(readme) != real:
+        errors.append(f"README.md: the sample table's columns {header_columns(readme)} are not the sweep's {real}")
     for where, text in (("docs/sweep.md", legend), ("sweep --help", hlp), ("dlcomm-sweep(1)", man)):
         sample = header_columns(text)
         if sample != real:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dlcomm tune end to end: real mpirun, real ranks, the --json record and
 run.json checked. One case per invocation: tune_test.py CASE --mpirun ... --bin ..."""
-import argparse, json, os, shlex, subprocess, sys, tempfile
+import argparse, json, os, re, shlex, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import record_schema  # noqa: E402  (tests/record_schema.py: docs/schema/run.schema.json)
@@ -110,6 +110,13 @@ def main():
         run_json = load_run(out_dir)
         if run_json["tune"]["candidates"] != d["candidates"]:
             fail("run.json's tune section differs from --json", out, err)
+        # One command line, one table: the record names the line as given and
+        # echoes tune's options beside the measurement's (a step's -w 2).
+        opts = run_json["options"]
+        if not run_json["command"].startswith("dlcomm tune --model ") or opts.get("model") != model \
+                or opts.get("bucket-caps") != "0.05,0.4,1" or opts.get("warmup_iters") != 2 \
+                or opts.get("budget") != 0.2 or "collectives" in opts:
+            fail("run.json's command %r / options %r" % (run_json["command"], opts), out, err)
         # The chart, through dlcomm plot and real gnuplot.
         plt = os.path.join(tmp, "plot")
         p = subprocess.run([args.bin, "plot", rec, "--out", plt], capture_output=True, text=True)
@@ -213,6 +220,18 @@ def main():
         rc, out, err = run(args, 1, ["--model", model, "-e", "1M"])
         if rc != 2 or "sweep option" not in err:
             fail("a sweep-only option: exit %d" % rc, out, err)
+        # Every sweep row tune lacks is refused by name, through one table
+        # (its spellings too: --maxbytes=1M, -e1M, --split).
+        for extra in (["--maxbytes=1M"], ["-e1M"], ["--split", "MOD:2"], ["--format", "nccl-tests"]):
+            rc, out, err = run(args, 1, ["--model", model] + extra)
+            lines = [l for l in err.splitlines() if l.startswith("dlcomm:")]
+            if rc != 2 or len(lines) != 1 or "is a sweep option" not in err:
+                fail("sweep option %s: exit %d" % (extra, rc), out, err)
+        # --help lists the measurement's rows with tune's defaults.
+        p = subprocess.run([args.bin, "tune", "--help"], capture_output=True, text=True)
+        if p.returncode != 0 or not re.search(r"--budget SEC +.*\[2\]", p.stdout) \
+                or not re.search(r"--backend NAME", p.stdout) or "--maxbytes" in p.stdout:
+            fail("tune --help: the measurement's rows", p.stdout, p.stderr)
     elif args.case == "script_file":
         # scripts/model-gradients.py's writer (torch is not installed here: a
         # module stand-in with the same named_parameters() interface), read

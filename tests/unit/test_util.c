@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
+#include "backends/backends.h"
 #include "sys/launcher.h"
 #include "util/util.h"
 
@@ -437,6 +440,47 @@ static void opts_positional(void **state)
     assert_int_equal(t.flag, 1);
 }
 
+/* A line composed with another command's table (tune over sweep's): rows
+ * the line has are its own; the other's rest are refused by name with why,
+ * and never echoed as this run's options. */
+typedef struct {
+    uint64_t maxbytes;
+    int flag;
+} other_t;
+static const dl_opt_t other_rows[] = {
+    {"maxbytes", 'e', DL_OPT_SIZE, "1M", "SIZE", "largest", offsetof(other_t, maxbytes), NULL},
+    {"flag", 'q', DL_OPT_FLAG, "0", NULL, "the other's flag", offsetof(other_t, flag), NULL},
+};
+
+static void opts_refusing(void **state)
+{
+    (void)state;
+    const dl_opt_table_t other = {"other", other_rows, DL_ARRAY_SIZE(other_rows), sizeof(other_t), 0};
+    dl_optset_t s;
+    assert_int_equal(dl_backend_optset_refusing(&s, topts, DL_ARRAY_SIZE(topts), sizeof(topts_t),
+                                                &other, "the other's"), DL_OK);
+    const dl_opt_t *e = dl_opt_find(s.opts, s.n, "-e"), *q = dl_opt_find(s.opts, s.n, "-q");
+    assert_non_null(e);
+    assert_true(e->flags & DL_OPT_FIXED);
+    assert_false(q->flags & DL_OPT_FIXED); /* the line's own flag, not the other's */
+    char *argv[] = {"-e1M"}, *ok[] = {"-q", "--count", "4"};
+    int help = 0;
+    unit_capture_t c;
+    unit_capture_begin(&c);
+    dl_status_t st = dl_opts_parse(s.opts, s.n, s.target, 1, argv, NULL, 0, NULL, &help);
+    const char *msg = unit_capture_end(&c);
+    assert_int_equal(st, DL_ERR_USAGE);
+    assert_non_null(strstr(msg, "--maxbytes is the other's"));
+    assert_int_equal(dl_opts_parse(s.opts, s.n, s.target, 3, ok, NULL, 0, NULL, &help), DL_OK);
+    assert_int_equal(((topts_t *)s.target)->count, 4);
+    cJSON *echo = cJSON_CreateObject();
+    dl_opts_echo(s.opts, s.n, s.target, echo);
+    assert_non_null(cJSON_GetObjectItem(echo, "count"));
+    assert_null(cJSON_GetObjectItem(echo, "maxbytes"));
+    cJSON_Delete(echo);
+    dl_optset_free(&s);
+}
+
 static void opts_help_text(void **state)
 {
     (void)state;
@@ -465,6 +509,7 @@ int main(void)
         cmocka_unit_test(stats_edges),        cmocka_unit_test(t_table),
         cmocka_unit_test(median_mad),         cmocka_unit_test(opts_values),
         cmocka_unit_test(opts_errors),        cmocka_unit_test(opts_positional),
+        cmocka_unit_test(opts_refusing),
         cmocka_unit_test(opts_help_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
