@@ -1,5 +1,6 @@
 /* dlcomm preflight: pass/fail checks before a job, with a verdict that names
  * the host, GPU, rail or pair at fault. See src/preflight/preflight.h. */
+#include <errno.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -254,9 +255,16 @@ static dl_status_t logs_dir(const pf_cli_t *a, int rank, char *dir, size_t len)
             snprintf(dir, len, "%s.workers", a->json);
         else
             snprintf(dir, len, "%s/dlcomm-preflight-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        if (a->json ? dl_mkdir_p(dir) != DL_OK : !mkdtemp(dir)) {
-            dl_err("cannot create the worker log folder %s", dir);
+        if (!a->json && !mkdtemp(dir)) {
+            dl_err("cannot create the worker log folder %s: %s", dir, strerror(errno));
             st = DL_ERR_IO;
+        }
+        if (a->json) /* this run's, or the caller's own: nothing planted there is followed */
+            st = dl_dir_private(dir, NULL);
+        if (st == DL_OK) {
+            char wd[1024 + 16];
+            snprintf(wd, sizeof(wd), "%s/workers", dir);
+            st = dl_dir_private(wd, NULL);
         }
     }
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
