@@ -152,7 +152,13 @@ typedef struct {
     size_t wrong_rows;     /* rows of new with wrong elements: a failure, never a warning */
     size_t failed;         /* profiles ok in base that did not finish ok in new */
     char failures[512];    /* "; "-separated: "nccl-ring: ok -> timeout" */
+    size_t wrong_profs;    /* profiles ok in base that finished with wrong data in new */
+    char wrong_profiles[512]; /* the same form: "mpi: ok -> wrong REASON" */
 } dl_cmp_t;
+
+/* 1 when r is a dlcomm run still being written: no exit code yet and its
+ * folder's .dlcomm.lock held by the run (a killed run holds none). */
+int dl_an_still_running(const dl_record_t *r);
 
 dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_cmp_opts_t *o,
                           dl_cmp_t *out);
@@ -298,6 +304,7 @@ typedef struct {
 typedef struct {
     size_t count[4], npairs, wrong;
     int failed, regressed;
+    int running; /* the last run is still being written: not judged */
 } dl_hist_verdict_t;
 
 /* Every run under the folders (or files) given; one line and DL_ERR_INPUT

@@ -81,6 +81,11 @@ static void verdict(dl_buf_t *b, const dl_cmp_opts_t *o, const dl_cmp_t *c)
         dl_buf_esc(b, c->failures);
         dl_buf_printf(b, "</p>\n");
     }
+    if (c->wrong_profiles[0]) {
+        dl_buf_printf(b, "<p class=\"notice\" id=\"wrong\">Profiles that finished with wrong data: ");
+        dl_buf_esc(b, c->wrong_profiles);
+        dl_buf_printf(b, "</p>\n");
+    }
     if (c->wrong_rows)
         dl_buf_printf(b, "<p class=\"notice\">%zu rows of NEW have wrong elements (a correctness "
                          "failure)</p>\n", c->wrong_rows);
