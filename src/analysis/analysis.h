@@ -237,6 +237,10 @@ dl_status_t dl_an_report(FILE *f, const dl_record_t *r, const dl_record_t *basel
 /* Internal to report: distinct profile (profiles 1) or collective names in
  * order of appearance; the advice (appended to rep->adv). */
 size_t dl_an_names(const dl_record_t *r, int profiles, char (*out)[64], size_t max);
+/* Every distinct profile name of the rows, however many, in order of
+ * appearance: a new array of *n (caller frees); NULL when out of memory. */
+typedef char dl_name_t[64];
+dl_name_t *dl_an_profile_names(const dl_record_t *r, size_t *n);
 dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record_t *baseline);
 /* The curve's HOROVOD_FUSION_THRESHOLD (bytes; 0: no all-reduce), and the
  * profile it comes from. */

@@ -129,8 +129,10 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
         st = DL_ERR_NOMEM;
     for (size_t i = 0; st == DL_OK && i < h->nruns; i++) {
         const dl_record_t *r = &h->runs[i];
-        char profs[64][64];
-        size_t np = dl_an_names(r, 1, profs, 64);
+        size_t np;
+        dl_name_t *profs = dl_an_profile_names(r, &np);
+        if (!profs)
+            st = DL_ERR_NOMEM;
         for (size_t k = 0; k < np; k++) {
             dl_hist_run_t *e = &h->ent[h->nent++];
             e->run = r;
@@ -140,6 +142,7 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
             snprintf(e->key, sizeof(e->key), "%s|%s|%d|%d", r->hosts[0] ? r->hosts : "?", profs[k],
                      dl_an_run_ranks(r), r->nrows && r->rows[0].modelled);
         }
+        free(profs);
     }
     if (st == DL_OK && h->nruns == 0) {
         dl_err("no runs found under the folders given (run.json or nccl-tests output)");
