@@ -12,6 +12,7 @@
 #include "job/job.h"
 #include "preflight/preflight.h"
 #include "results/results.h"
+#include "sys/mpistart.h"
 #include "sys/gpus.h"
 #include "sys/launcher.h"
 #include "sys/sys.h"
@@ -381,10 +382,11 @@ static int preflight_main(int argc, char **argv)
     if (st != DL_OK)
         return dl_status_exit_code(st);
 
-    int provided, rank, nranks;
+    int rank, nranks;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal
      * locking on, which slows the small collectives measured here. */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    if (dl_mpi_start(&argc, &argv) != DL_OK)
+        return 3;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -15,6 +15,7 @@
 #include "job/job.h"
 #include "results/results.h"
 #include "measure/measure.h"
+#include "sys/mpistart.h"
 #include "sys/launcher.h"
 #include "tune/tune.h"
 
@@ -798,10 +799,11 @@ static int run_measured(tune_t *t, int argc, char **argv)
     if (st == DL_OK) {
         dl_log_set_quiet(((const meas_opts_t *)set.target)->m.quiet);
         /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal locking on. */
-        int provided;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-        code = measure(t, &set, &plan, &inj, argc, argv);
-        MPI_Finalize();
+        code = 3;
+        if (dl_mpi_start(&argc, &argv) == DL_OK) {
+            code = measure(t, &set, &plan, &inj, argc, argv);
+            MPI_Finalize();
+        }
     }
     dl_optset_free(&set);
     return code;

@@ -1,0 +1,14 @@
+/* MPI_Init_thread (SINGLE) for every command that runs MPI, after checking
+ * what MPI needs to start at all (open files: ulimit -n). Where it could
+ * not, one dlcomm line and non-OK: the
+ * caller exits 3 without MPI (dlcomm never ran). */
+#ifndef DL_SYS_MPISTART_H
+#define DL_SYS_MPISTART_H
+
+#include <mpi.h>
+
+#include "../util/util.h"
+
+dl_status_t dl_mpi_start(int *argc, char ***argv);
+
+#endif
