@@ -48,7 +48,10 @@ static int launch_main(int argc, char **argv)
     char how[128];
     dl_launch_describe(&r, how, sizeof(how));
     int own = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
-    if (r.code != own) {
+    if (r.watched && !r.ran && r.code == 3)
+        dl_err("launch: %s %s, and no dlcomm process started on this host: dlcomm never ran, "
+               "the run broke (exit 3)", argv[first], how);
+    else if (r.code != own) {
         if (r.noted >= 0)
             dl_err("launch: %s %s; rank 0 ended %d: exit %d", argv[first], how, r.noted, r.code);
         else
