@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "sys/launch.h"
+#include "sys/mpistart.h"
 #include "util/util.h"
 
 static const char usage[] =
@@ -39,6 +40,8 @@ static int launch_main(int argc, char **argv)
         dl_err("launch: give the command to run (dlcomm launch mpirun -np 4 dlcomm sweep)");
         return 2;
     }
+    if (dl_open_files_check() != DL_OK)
+        return 3; /* the launcher and dlcomm under it could not start (mpirun hung) */
     dl_launch_t r;
     dl_launch_run(argv + first, NULL, NULL, &r);
     if (!r.started) {

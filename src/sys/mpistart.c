@@ -12,9 +12,7 @@
  * 32, four ranks under mpirun 33 to 48: measured with Open MPI 4.1). */
 #define DL_MIN_OPEN_FILES 64
 
-/* Raises the soft limit on open files where the hard one allows; DL_OK
- * when at least DL_MIN_OPEN_FILES may be open. */
-static dl_status_t enough_files(void)
+dl_status_t dl_open_files_check(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= DL_MIN_OPEN_FILES)
@@ -31,7 +29,7 @@ static dl_status_t enough_files(void)
 
 dl_status_t dl_mpi_start(int *argc, char ***argv)
 {
-    if (enough_files() != DL_OK)
+    if (dl_open_files_check() != DL_OK)
         return DL_ERR_INTERNAL; /* main leaves its 3 for `dlcomm launch` */
     int provided;
     /* SINGLE, not FUNNELED: Open MPI 4.1 turns its internal locking on for

@@ -10,5 +10,9 @@
 #include "../util/util.h"
 
 dl_status_t dl_mpi_start(int *argc, char ***argv);
+/* Raises the soft limit on open files where the hard one allows; DL_OK
+ * when as many as MPI needs may be open, else one line saying so. For
+ * `dlcomm launch` too: under too few, mpirun itself hung. */
+dl_status_t dl_open_files_check(void);
 
 #endif
