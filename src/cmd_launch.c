@@ -18,9 +18,10 @@ static const char usage[] =
     "the run was interrupted (3), and 128+S when a rank was killed (3). The first SIGINT,\n"
     "SIGTERM or SIGHUP goes on to COMMAND as SIGUSR2, which mpirun and srun give every rank\n"
     "and dlcomm's ranks take as an interrupt (they record the run and end 3); a second one,\n"
-    "or 5 s without an end, goes on as it came.\n"
+    "or 5 s without an end, goes on as it came; SIGUSR2 (from a launch around this one) is\n"
+    "passed on as a first signal.\n"
     "Exit: 0 all good, 1 a check failed, 2 bad usage or COMMAND cannot be started,\n"
-    "3 the run broke or was interrupted.";
+    "3 the run broke or was interrupted, or dlcomm never ran under COMMAND on this host.";
 
 static int launch_main(int argc, char **argv)
 {
