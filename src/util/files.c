@@ -39,13 +39,13 @@ dl_status_t dl_dir_writable(const char *path)
 
 /* Why a folder is not one this run may write files into by name (another
  * user could plant a link there), or NULL when it may. */
-static const char *dir_unsafe(const struct stat *sb)
+static const char *dir_unsafe(const struct stat *sb, int made)
 {
     if (S_ISLNK(sb->st_mode))
         return "a link";
     if (!S_ISDIR(sb->st_mode))
         return "not a folder";
-    if (sb->st_uid != geteuid())
+    if (sb->st_uid != geteuid() && !made) /* made here: NFS may give root's to nobody */
         return "owned by another user";
     if (sb->st_mode & (S_IWGRP | S_IWOTH))
         return "writable by other users";
@@ -56,7 +56,8 @@ dl_status_t dl_dir_private(const char *path, int *dfd)
 {
     /* mkdir never follows a link; the folder is then opened without
      * following one, and what is checked is what was opened (fstat): a
-     * folder swapped in between is caught. */
+     * link swapped in between is caught. Files are then made in it by
+     * dl_create_in (O_EXCL), which writes through nothing planted. */
     int made = mkdir(path, 0755) == 0;
     if (!made && errno != EEXIST) {
         dl_err("cannot create %s: %s", path, strerror(errno));
@@ -64,9 +65,10 @@ dl_status_t dl_dir_private(const char *path, int *dfd)
     }
     struct stat sb;
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    const char *why = fd >= 0 ? (fstat(fd, &sb) ? strerror(errno) : dir_unsafe(&sb))
-                      : lstat(path, &sb) ? strerror(errno)
-                                         : dir_unsafe(&sb) ? dir_unsafe(&sb) : strerror(errno);
+    const char *why = fd >= 0 ? (fstat(fd, &sb) ? strerror(errno) : dir_unsafe(&sb, made))
+                      : lstat(path, &sb)      ? strerror(errno)
+                      : dir_unsafe(&sb, made) ? dir_unsafe(&sb, made)
+                                              : strerror(errno);
     if (why) {
         dl_err("%s: a folder this run %s, %s: refused (a link another user planted in it "
                "would be followed); remove it or choose another place",
