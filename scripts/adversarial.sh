@@ -1,5 +1,6 @@
 #!/bin/sh
-# On demand, not in CI: every group of tests/hardening (signals included),
+# On demand, not in CI: every group of tests/hardening (signals included; the
+# second round's, round2_test.py, too),
 # then the wider classes of scripts/adversarial_wide.py: type mutations of a
 # real run.json and random bytes through every reader, random option
 # combinations from the option tables, --out and output files on special
@@ -18,6 +19,8 @@ mpirun="mpirun --oversubscribe"
 python3 tests/hardening/hardening_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
   defects options files encodings concurrency secrets signals wide
 rc=$?
+python3 tests/hardening/round2_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
+  links unattended launch silent || rc=1
 python3 scripts/adversarial_wide.py --bin "$b/dlcomm" --mpirun "$mpirun" --scale "$scale" \
   --json "${TMPDIR:-/tmp}/dlcomm-adversarial-wide.json" || rc=1
 exit $rc

@@ -74,6 +74,14 @@ static int compare_main(int argc, char **argv)
         dl_record_free(&b);
         return 2;
     }
+    for (int i = 0; i < 2; i++)
+        if (dl_an_still_running(i ? &n : &b)) { /* not judged before it ends */
+            dl_err("%s %s is still running (no exit code yet; the run writing it holds its "
+                   "folder): compare it once it has finished", i ? "NEW" : "BASE", pos[i]);
+            dl_record_free(&b);
+            dl_record_free(&n);
+            return 2;
+        }
     dl_cmp_t c;
     code = 3;
     if (dl_an_compare(&b, &n, &co, &c) != DL_OK)

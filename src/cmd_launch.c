@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "sys/launch.h"
+#include "sys/mpistart.h"
 #include "util/util.h"
 
 static const char usage[] =
@@ -17,9 +18,10 @@ static const char usage[] =
     "the run was interrupted (3), and 128+S when a rank was killed (3). The first SIGINT,\n"
     "SIGTERM or SIGHUP goes on to COMMAND as SIGUSR2, which mpirun and srun give every rank\n"
     "and dlcomm's ranks take as an interrupt (they record the run and end 3); a second one,\n"
-    "or 5 s without an end, goes on as it came.\n"
+    "or 5 s without an end, goes on as it came; SIGUSR2 (from a launch around this one) is\n"
+    "passed on as a first signal.\n"
     "Exit: 0 all good, 1 a check failed, 2 bad usage or COMMAND cannot be started,\n"
-    "3 the run broke or was interrupted.";
+    "3 the run broke or was interrupted, or dlcomm never ran under COMMAND on this host.";
 
 static int launch_main(int argc, char **argv)
 {
@@ -39,6 +41,8 @@ static int launch_main(int argc, char **argv)
         dl_err("launch: give the command to run (dlcomm launch mpirun -np 4 dlcomm sweep)");
         return 2;
     }
+    if (dl_open_files_check() != DL_OK)
+        return 3; /* the launcher and dlcomm under it could not start (mpirun hung) */
     dl_launch_t r;
     dl_launch_run(argv + first, NULL, NULL, &r);
     if (!r.started) {
@@ -48,7 +52,10 @@ static int launch_main(int argc, char **argv)
     char how[128];
     dl_launch_describe(&r, how, sizeof(how));
     int own = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
-    if (r.code != own) {
+    if (r.watched && !r.ran && r.code == 3)
+        dl_err("launch: %s %s, and no dlcomm process started on this host: dlcomm never ran, "
+               "the run broke (exit 3)", argv[first], how);
+    else if (r.code != own) {
         if (r.noted >= 0)
             dl_err("launch: %s %s; rank 0 ended %d: exit %d", argv[first], how, r.noted, r.code);
         else

@@ -1,5 +1,6 @@
 /* dlcomm preflight: pass/fail checks before a job, with a verdict that names
  * the host, GPU, rail or pair at fault. See src/preflight/preflight.h. */
+#include <errno.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "job/job.h"
 #include "preflight/preflight.h"
 #include "results/results.h"
+#include "sys/mpistart.h"
 #include "sys/gpus.h"
 #include "sys/launcher.h"
 #include "sys/sys.h"
@@ -254,9 +256,16 @@ static dl_status_t logs_dir(const pf_cli_t *a, int rank, char *dir, size_t len)
             snprintf(dir, len, "%s.workers", a->json);
         else
             snprintf(dir, len, "%s/dlcomm-preflight-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        if (a->json ? dl_mkdir_p(dir) != DL_OK : !mkdtemp(dir)) {
-            dl_err("cannot create the worker log folder %s", dir);
+        if (!a->json && !mkdtemp(dir)) {
+            dl_err("cannot create the worker log folder %s: %s", dir, strerror(errno));
             st = DL_ERR_IO;
+        }
+        if (a->json) /* this run's, or the caller's own: nothing planted there is followed */
+            st = dl_dir_private(dir, NULL);
+        if (st == DL_OK) {
+            char wd[1024 + 16];
+            snprintf(wd, sizeof(wd), "%s/workers", dir);
+            st = dl_dir_private(wd, NULL);
         }
     }
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -373,10 +382,11 @@ static int preflight_main(int argc, char **argv)
     if (st != DL_OK)
         return dl_status_exit_code(st);
 
-    int provided, rank, nranks;
+    int rank, nranks;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal
      * locking on, which slows the small collectives measured here. */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    if (dl_mpi_start(&argc, &argv) != DL_OK)
+        return 3;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -13,6 +13,7 @@
 #include "job/job.h"
 #include "measure/measure.h"
 #include "results/results.h"
+#include "sys/mpistart.h"
 #include "sys/launcher.h"
 
 typedef struct {
@@ -254,11 +255,12 @@ static int sweep_main(int argc, char **argv)
     /* SINGLE, not FUNNELED: Open MPI 4.1 turns its internal locking on for
      * any level above SINGLE, which made an 8 B all-reduce 25% slower. The
      * watchdog thread's only MPI call is its last (MPI_Abort). */
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-    int code = sweep_mpi(&set, &sp, &inj, argc - 1, argv + 1);
+    int code = 3;
+    if (dl_mpi_start(&argc, &argv) == DL_OK) {
+        code = sweep_mpi(&set, &sp, &inj, argc - 1, argv + 1);
+        MPI_Finalize();
+    }
     dl_sizes_free(&sp.sizes);
-    MPI_Finalize();
     dl_optset_free(&set);
     return code;
 }

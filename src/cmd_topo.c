@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "sys/mpistart.h"
 #include "sys/sys.h"
 
 typedef struct {
@@ -111,11 +112,12 @@ static int topo_main(int argc, char **argv)
         return code;
     if (o.json && dl_out_file_check("--json", o.json) != DL_OK)
         return 2;
-    int provided, rank;
+    int rank;
     code = 0;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal
      * locking on, which slows the small collectives measured here. */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    if (dl_mpi_start(&argc, &argv) != DL_OK)
+        return 3;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     cJSON *hosts = dl_sys_topo_job(MPI_COMM_WORLD);
     if (rank == 0) {

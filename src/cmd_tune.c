@@ -16,6 +16,7 @@
 #include "job/job.h"
 #include "results/results.h"
 #include "measure/measure.h"
+#include "sys/mpistart.h"
 #include "sys/launcher.h"
 #include "tune/tune.h"
 
@@ -269,10 +270,11 @@ static int run_measured(const dl_tune_t *t, const dl_optset_t *set, int argc, ch
         o->m.quiet = 1;
         dl_log_set_quiet(1);
         /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal locking on. */
-        int provided;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-        code = measure(t, set, &plan, &inj, argc, argv);
-        MPI_Finalize();
+        code = 3;
+        if (dl_mpi_start(&argc, &argv) == DL_OK) {
+            code = measure(t, set, &plan, &inj, argc, argv);
+            MPI_Finalize();
+        }
     }
     free(sp.steps);
     free(sp.calls);

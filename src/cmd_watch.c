@@ -7,6 +7,7 @@
  * node_exporter's textfile folder. Exit: the worst of its steps (0 ok, 1 a
  * check failed or a regression, 2 bad usage, 3 a step broke). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -160,7 +161,7 @@ static dl_status_t setup(watch_t *w)
 
 /* ---- the steps: LAUNCHER dlcomm CMD ARGS..., output to a log and stdout ---- */
 
-static void tee(const char *buf, size_t n, void *arg)
+static void step_echo(const char *buf, size_t n, void *arg)
 {
     fwrite(buf, 1, n, (FILE *)arg);
     fwrite(buf, 1, n, stdout);
@@ -174,8 +175,13 @@ static int run_step(watch_t *w, const char *step, char **argv)
 {
     char logpath[PATH_MAX + 16];
     snprintf(logpath, sizeof(logpath), "%s/%s.log", w->dir, step);
-    FILE *log = fopen(logpath, "w");
+    /* The run's folder is new (dl_series_new): the log is made there, never
+     * opened through a link. */
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *log = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!log) {
+        if (fd >= 0)
+            close(fd);
         dl_err("watch: cannot write %s: %s", logpath, strerror(errno));
         return 3;
     }
@@ -185,7 +191,7 @@ static int run_step(watch_t *w, const char *step, char **argv)
     printf("\n");
     fflush(stdout);
     dl_launch_t r;
-    dl_launch_run(argv, tee, log, &r);
+    dl_launch_run(argv, step_echo, log, &r);
     fclose(log);
     if (r.signalled)
         w->stopped = r.signalled;

@@ -152,7 +152,13 @@ typedef struct {
     size_t wrong_rows;     /* rows of new with wrong elements: a failure, never a warning */
     size_t failed;         /* profiles ok in base that did not finish ok in new */
     char failures[512];    /* "; "-separated: "nccl-ring: ok -> timeout" */
+    size_t wrong_profs;    /* profiles ok in base that finished with wrong data in new */
+    char wrong_profiles[512]; /* the same form: "mpi: ok -> wrong REASON" */
 } dl_cmp_t;
+
+/* 1 when r is a dlcomm run still being written: no exit code yet and its
+ * folder's .dlcomm.lock held by the run (a killed run holds none). */
+int dl_an_still_running(const dl_record_t *r);
 
 dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_cmp_opts_t *o,
                           dl_cmp_t *out);
@@ -231,6 +237,10 @@ dl_status_t dl_an_report(FILE *f, const dl_record_t *r, const dl_record_t *basel
 /* Internal to report: distinct profile (profiles 1) or collective names in
  * order of appearance; the advice (appended to rep->adv). */
 size_t dl_an_names(const dl_record_t *r, int profiles, char (*out)[64], size_t max);
+/* Every distinct profile name of the rows, however many, in order of
+ * appearance: a new array of *n (caller frees); NULL when out of memory. */
+typedef char dl_name_t[64];
+dl_name_t *dl_an_profile_names(const dl_record_t *r, size_t *n);
 dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record_t *baseline);
 /* The curve's HOROVOD_FUSION_THRESHOLD (bytes; 0: no all-reduce), and the
  * profile it comes from. */
@@ -298,6 +308,7 @@ typedef struct {
 typedef struct {
     size_t count[4], npairs, wrong;
     int failed, regressed;
+    int running; /* the last run is still being written: not judged */
 } dl_hist_verdict_t;
 
 /* Every run under the folders (or files) given; one line and DL_ERR_INPUT

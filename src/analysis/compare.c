@@ -2,9 +2,13 @@
  * placement, bytes, ranks) and gives each pair a noise-aware verdict. */
 #include "analysis.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 const char *dl_verdict_str(dl_verdict_t v)
 {
@@ -73,8 +77,35 @@ static void run_differences(const dl_record_t *b, const dl_record_t *n, dl_cmp_t
     }
 }
 
+int dl_an_still_running(const dl_record_t *r)
+{
+    /* No exit code yet, and the folder's .dlcomm.lock held: the run that
+     * claimed it is alive and writing. Without the lock held it ended
+     * without a word (killed). */
+    if (r->fmt != DL_FMT_DLCOMM || r->exit_code >= 0)
+        return 0;
+    char lock[sizeof(r->path) + 16];
+    const char *slash = strrchr(r->path, '/');
+    snprintf(lock, sizeof(lock), "%.*s.dlcomm.lock", slash ? (int)(slash - r->path + 1) : 0,
+             r->path);
+    int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    int held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd); /* and with it the shared lock, at once */
+    return held;
+}
+
+static void add_to(char *list, size_t cap, const dl_rec_profile_t *p, const char *what)
+{
+    size_t len = strlen(list);
+    snprintf(list + len, cap - len, "%s%s: ok -> %s%s%s", len ? "; " : "", p->name, what,
+             p->reason[0] ? " " : "", p->reason);
+}
+
 /* A profile that finished in base but timed out, crashed or failed in new
- * is worse whatever its figures say. */
+ * is worse whatever its figures say; one that finished with wrong data is
+ * worse too, and said as such (it did finish). */
 static void profile_failures(const dl_record_t *b, const dl_record_t *n, dl_cmp_t *c)
 {
     for (size_t i = 0; i < n->nprofs; i++) {
@@ -84,9 +115,15 @@ static void profile_failures(const dl_record_t *b, const dl_record_t *n, dl_cmp_
             if (strcmp(pb->name, pn->name) || pb->status != DL_REC_OK ||
                 !dl_rec_status_failed(pn->status))
                 continue;
-            size_t len = strlen(c->failures);
-            snprintf(c->failures + len, sizeof(c->failures) - len, "%s%s: ok -> %s%s%s",
-                     len ? "; " : "", pn->name, dl_rec_status_name(pn->status), pn->reason[0] ? " " : "", pn->reason);
+            if (pn->status == DL_REC_WRONG) {
+                add_to(c->wrong_profiles, sizeof(c->wrong_profiles), pn, "wrong");
+                c->wrong_profs++;
+                continue;
+            }
+            add_to(c->failures, sizeof(c->failures), pn,
+                   pn->status == DL_REC_RUNNING ? "running (never finished: the run ended "
+                                                  "without writing its end, killed?)"
+                                                : dl_rec_status_name(pn->status));
             c->failed++;
         }
     }
@@ -198,7 +235,7 @@ dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_c
 
 int dl_an_cmp_regressed(const dl_cmp_t *c)
 {
-    return c->count[DL_V_REGRESSION] || c->failed || c->wrong_rows;
+    return c->count[DL_V_REGRESSION] || c->failed || c->wrong_rows || c->wrong_profs;
 }
 
 void dl_an_cmp_free(dl_cmp_t *c)

@@ -58,6 +58,8 @@ static void print_header(FILE *f, const dl_record_t *b, const dl_record_t *n, co
                 b->rows[0].profile, n->rows[0].profile);
     if (c->failures[0])
         fprintf(f, "regression: profiles that no longer finish: %s\n", c->failures);
+    if (c->wrong_profiles[0])
+        fprintf(f, "regression: profiles that finished with wrong data: %s\n", c->wrong_profiles);
 }
 
 const dl_pair_t **dl_an_cmp_sorted(const dl_cmp_t *c, int all, size_t *nv)
@@ -191,6 +193,7 @@ dl_status_t dl_an_cmp_json(const char *path, const dl_record_t *b, const dl_reco
         cJSON_AddItemToArray(dif, e);
     }
     cJSON_AddStringToObject(doc, "failed_profiles", c->failures);
+    cJSON_AddStringToObject(doc, "wrong_profiles", c->wrong_profiles);
     cJSON *s = cJSON_AddObjectToObject(doc, "summary");
     for (int v = 0; v <= DL_V_REGRESSION; v++)
         cJSON_AddNumberToObject(s, dl_verdict_str((dl_verdict_t)v), (double)c->count[v]);

@@ -78,16 +78,20 @@ static dl_status_t walk(dl_hist_t *h, const char *dir, int depth)
     return st;
 }
 
-/* "2026-12-02T17:07:24Z" (dlcomm) or "2026-12-02 12:54:19" (nccl-tests). */
+/* "2026-12-02T17:07:24Z" (dlcomm: UTC) or "2026-12-02 12:54:19" (nccl-tests
+ * JSON: the local time of the host that ran it, with no zone; taken as this
+ * host's, the zone its runs are read in). */
 static double started_s(const dl_record_t *r)
 {
     struct tm tm;
     memset(&tm, 0, sizeof(tm));
+    size_t len = strlen(r->started);
     if (sscanf(r->started, "%d-%d-%d%*c%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
                &tm.tm_min, &tm.tm_sec) == 6) {
         tm.tm_year -= 1900;
         tm.tm_mon -= 1;
-        return (double)timegm(&tm);
+        tm.tm_isdst = -1;
+        return (double)(len && r->started[len - 1] == 'Z' ? timegm(&tm) : mktime(&tm));
     }
     struct stat sb; /* no date inside (nccl-tests text): the file's own */
     return stat(r->path, &sb) == 0 ? (double)sb.st_mtime : 0;
@@ -125,8 +129,10 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
         st = DL_ERR_NOMEM;
     for (size_t i = 0; st == DL_OK && i < h->nruns; i++) {
         const dl_record_t *r = &h->runs[i];
-        char profs[64][64];
-        size_t np = dl_an_names(r, 1, profs, 64);
+        size_t np;
+        dl_name_t *profs = dl_an_profile_names(r, &np);
+        if (!profs)
+            st = DL_ERR_NOMEM;
         for (size_t k = 0; k < np; k++) {
             dl_hist_run_t *e = &h->ent[h->nent++];
             e->run = r;
@@ -136,6 +142,7 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
             snprintf(e->key, sizeof(e->key), "%s|%s|%d|%d", r->hosts[0] ? r->hosts : "?", profs[k],
                      dl_an_run_ranks(r), r->nrows && r->rows[0].modelled);
         }
+        free(profs);
     }
     if (st == DL_OK && h->nruns == 0) {
         dl_err("no runs found under the folders given (run.json or nccl-tests output)");
@@ -217,6 +224,8 @@ dl_status_t dl_an_history_verdict(const dl_hist_run_t *prev, const dl_hist_run_t
                                   dl_hist_verdict_t *v)
 {
     memset(v, 0, sizeof(*v));
+    if ((v->running = dl_an_still_running(last->run)))
+        return DL_OK; /* what it has so far is no verdict */
     dl_cmp_opts_t o = {.threshold = 0.05, .metric = DL_M_BUSBW, .min_size = 1};
     dl_cmp_t c;
     if (dl_an_compare(prev->run, last->run, &o, &c) != DL_OK)
@@ -231,6 +240,8 @@ dl_status_t dl_an_history_verdict(const dl_hist_run_t *prev, const dl_hist_run_t
         if (!strcmp(last->run->profs[i].name, last->profile) &&
             strstr(c.failures, last->profile))
             v->failed = 1;
+    if (strstr(c.wrong_profiles, last->profile)) /* it finished; its data were wrong */
+        v->wrong++;
     v->regressed = v->count[DL_V_REGRESSION] || v->failed || v->wrong;
     dl_an_cmp_free(&c);
     return DL_OK;
@@ -287,11 +298,16 @@ static void group_text(FILE *f, const dl_hist_run_t *g, size_t n)
     dl_hist_verdict_t v;
     if (dl_an_history_verdict(&g[n - 2], last, &v) != DL_OK)
         return;
+    if (v.running) {
+        fprintf(f, "  verdict: the last run (%s) is still running: not judged until it ends\n",
+                last->run->path);
+        return;
+    }
     fprintf(f, "  verdict of the last run against the one before: %s (%zu regression, %zu improvement, "
                "%zu unchanged, %zu noise of %zu pairs%s%s)\n", v.regressed ? "regression" : "no regression",
             v.count[DL_V_REGRESSION], v.count[DL_V_IMPROVEMENT], v.count[DL_V_UNCHANGED],
             v.count[DL_V_NOISE], v.npairs, v.failed ? "; the profile no longer finishes" : "",
-            v.wrong ? "; wrong elements" : "");
+            v.wrong ? "; it finished with wrong data" : "");
 }
 
 dl_status_t dl_an_history_print(FILE *f, const dl_hist_t *h)

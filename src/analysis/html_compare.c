@@ -81,6 +81,11 @@ static void verdict(dl_buf_t *b, const dl_cmp_opts_t *o, const dl_cmp_t *c)
         dl_buf_esc(b, c->failures);
         dl_buf_printf(b, "</p>\n");
     }
+    if (c->wrong_profiles[0]) {
+        dl_buf_printf(b, "<p class=\"notice\" id=\"wrong\">Profiles that finished with wrong data: ");
+        dl_buf_esc(b, c->wrong_profiles);
+        dl_buf_printf(b, "</p>\n");
+    }
     if (c->wrong_rows)
         dl_buf_printf(b, "<p class=\"notice\">%zu rows of NEW have wrong elements (a correctness "
                          "failure)</p>\n", c->wrong_rows);
@@ -181,11 +186,11 @@ static void sides_free(side_t *s)
 static dl_status_t coll_chart(dl_buf_t *b, const dl_record_t *rb, const dl_record_t *rn,
                               const dl_cmp_opts_t *o, const dl_cmp_t *c, const char *coll, int ci)
 {
-    char profs[64][64];
-    size_t np = dl_an_names(rn, 1, profs, 64), ns = 0, nsd = 0;
+    size_t np, ns = 0, nsd = 0;
+    dl_name_t *profs = dl_an_profile_names(rn, &np);
     side_t *sd = calloc(np + 1, sizeof(*sd));
     dl_series_t *sr = calloc(2 * np + 2, sizeof(*sr));
-    dl_status_t st = sd && sr ? DL_OK : DL_ERR_NOMEM;
+    dl_status_t st = profs && sd && sr ? DL_OK : DL_ERR_NOMEM;
     int by_time = o->metric == DL_M_TIME, algbw = 0;
     for (size_t k = 0; st == DL_OK && k < np; k++) {
         const char *pb = c->profiles_merged ? rb->rows[0].profile : profs[k];
@@ -223,6 +228,7 @@ static dl_status_t coll_chart(dl_buf_t *b, const dl_record_t *rb, const dl_recor
         sides_free(&sd[k]);
     free(sd);
     free(sr);
+    free(profs);
     return st;
 }
 

@@ -16,12 +16,17 @@ static void verdict_line(dl_buf_t *b, const dl_hist_run_t *g, size_t n)
     dl_hist_verdict_t v;
     if (dl_an_history_verdict(&g[n - 2], &g[n - 1], &v) != DL_OK)
         return;
+    if (v.running) {
+        dl_buf_printf(b, "<p class=\"verdict\">The last run is still running: not judged until it "
+                         "ends.</p>");
+        return;
+    }
     dl_buf_printf(b, "<p class=\"verdict %s\">Last run against the one before: <strong>%s</strong> "
                      "&mdash; %zu regression, %zu improvement, %zu unchanged, %zu noise of %zu pairs%s%s</p>",
                   v.regressed ? "regression" : "good", v.regressed ? "regression" : "no regression",
                   v.count[DL_V_REGRESSION], v.count[DL_V_IMPROVEMENT], v.count[DL_V_UNCHANGED],
                   v.count[DL_V_NOISE], v.npairs, v.failed ? "; the profile no longer finishes" : "",
-                  v.wrong ? "; wrong elements" : "");
+                  v.wrong ? "; it finished with wrong data" : "");
 }
 
 static void runs_table(dl_buf_t *b, const dl_hist_run_t *g, size_t n)

@@ -105,13 +105,14 @@ static void run_info(sbuf_t *b, const dl_record_t *r)
     put_label(b, "cuda_version", r->cuda, 0);
     put_label(b, "mpi", r->mpi, 0);
     put_label(b, "started", r->started, 0);
-    put(b, "} 1\n# HELP dlcomm_profile_ok 1 when the profile finished ok, 0 when it "
-           "timed out, crashed, failed or was skipped\n# TYPE dlcomm_profile_ok gauge\n");
+    put(b, "} 1\n# HELP dlcomm_profile_ok 1 when the profile finished ok or was skipped by "
+           "design (the status label says which), 0 when it failed, timed out, crashed, was "
+           "interrupted or had wrong data\n# TYPE dlcomm_profile_ok gauge\n");
     for (size_t i = 0; i < r->nprofs; i++) {
         put(b, "dlcomm_profile_ok{");
         put_label(b, "profile", r->profs[i].name, 1);
         put_label(b, "status", dl_rec_status_name(r->profs[i].status), 0);
-        put(b, "} %d\n", r->profs[i].status == DL_REC_OK);
+        put(b, "} %d\n", !dl_rec_status_failed(r->profs[i].status)); /* skipped: no alert */
     }
 }
 

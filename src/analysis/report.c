@@ -34,6 +34,35 @@ size_t dl_an_names(const dl_record_t *r, int profiles, char (*out)[64], size_t m
     return n;
 }
 
+dl_name_t *dl_an_profile_names(const dl_record_t *r, size_t *n)
+{
+    size_t cap = 16;
+    dl_name_t *v = malloc(cap * sizeof(*v));
+    *n = 0;
+    for (size_t i = 0; v && i < r->nrows; i++) {
+        const char *s = r->rows[i].profile;
+        size_t j = *n;
+        if (j && !strncmp(v[j - 1], s, 63)) /* a profile's rows come together */
+            continue;
+        for (j = 0; j < *n && strncmp(v[j], s, 63); j++)
+            ;
+        if (j < *n)
+            continue;
+        if (*n == cap) {
+            dl_name_t *w = realloc(v, 2 * cap * sizeof(*v));
+            if (!w) {
+                free(v);
+                *n = 0;
+                return NULL;
+            }
+            v = w;
+            cap *= 2;
+        }
+        snprintf(v[(*n)++], sizeof(*v), "%s", s);
+    }
+    return v;
+}
+
 /* ---- computing ---- */
 
 /* Geometric mean of the time over the band's sizes every curve has (so no
@@ -106,8 +135,10 @@ static void bands_make(dl_rep_coll_t *rc)
  * slower) and bands. */
 static dl_status_t coll_make(const dl_record_t *r, const char *coll, dl_rep_coll_t *rc)
 {
-    char profs[64][64];
-    size_t np = dl_an_names(r, 1, profs, 64);
+    size_t np;
+    dl_name_t *profs = dl_an_profile_names(r, &np);
+    if (!profs)
+        return DL_ERR_NOMEM;
     int groups = 0;
     for (size_t i = 0; i < r->nrows; i++)
         groups = r->rows[i].group >= groups ? r->rows[i].group + 1 : groups;
@@ -116,8 +147,10 @@ static dl_status_t coll_make(const dl_record_t *r, const char *coll, dl_rep_coll
     snprintf(rc->coll, sizeof(rc->coll), "%s", coll);
     rc->cv = calloc(np * per + 1, sizeof(*rc->cv));
     rc->names = calloc(np * per + 1, sizeof(*rc->names));
-    if (!rc->cv || !rc->names)
+    if (!rc->cv || !rc->names) {
+        free(profs);
         return DL_ERR_NOMEM;
+    }
     for (size_t k = 0; k < np; k++)
         for (int g = groups > 0 ? 0 : -1; g < (groups > 0 ? groups : 0); g++) {
             dl_curve_t *c = &rc->cv[rc->ncv];
@@ -130,6 +163,7 @@ static dl_status_t coll_make(const dl_record_t *r, const char *coll, dl_rep_coll
                 dl_curve_free(c);
             }
         }
+    free(profs);
     bands_make(rc);
     return DL_OK;
 }

@@ -36,8 +36,8 @@ static void advise(out_t *o, const char *name, const char *value, const char *wh
 /* The all-reduce curve of the profile with the highest peak. */
 static int best_allreduce(const dl_record_t *r, dl_curve_t *best, char *prof, size_t plen)
 {
-    char profs[64][64];
-    size_t np = dl_an_names(r, 1, profs, 64);
+    size_t np;
+    dl_name_t *profs = dl_an_profile_names(r, &np);
     int found = 0;
     for (size_t k = 0; k < np; k++) {
         dl_curve_t c;
@@ -52,6 +52,7 @@ static int best_allreduce(const dl_record_t *r, dl_curve_t *best, char *prof, si
         } else
             dl_curve_free(&c);
     }
+    free(profs);
     return found;
 }
 
@@ -138,23 +139,44 @@ static void horovod_hier(out_t *o, const dl_record_t *r, const dl_curve_t *c, co
     dl_curve_free(&bc);
 }
 
-/* For the profiles that force an algorithm (or protocol), the winner at
- * each size every one of them measured; a change of winner is a crossover. */
-static int crossovers(out_t *o, const dl_record_t *r, const char *coll, int proto)
+/* The curves of coll of every profile that forces an algorithm (or
+ * protocol), however many, each with what it forces: *nc of them in new
+ * arrays (caller frees). DL_ERR_NOMEM when they do not fit. */
+static dl_status_t forced_curves(const dl_record_t *r, const char *coll, int proto,
+                                 dl_curve_t **cv, const char ***key, size_t *nc)
 {
-    char profs[64][64], why[1024];
-    dl_curve_t cv[16];
-    const char *key[16];
-    size_t np = dl_an_names(r, 1, profs, 64), nc = 0;
-    for (size_t k = 0; k < np && nc < 16; k++)
+    size_t np;
+    dl_name_t *profs = dl_an_profile_names(r, &np);
+    *nc = 0;
+    *cv = calloc(np + 1, sizeof(**cv));
+    *key = calloc(np + 1, sizeof(**key));
+    if (!profs || !*cv || !*key) {
+        free(profs);
+        return DL_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < np; k++)
         for (size_t p = 0; p < r->nprofs; p++) {
             const char *forced = proto ? r->profs[p].proto : r->profs[p].algo;
             if (strcmp(r->profs[p].name, profs[k]) || !forced[0])
                 continue;
-            if (dl_curve_get(r, profs[k], coll, &cv[nc]) == DL_OK)
-                key[nc++] = forced;
+            if (dl_curve_get(r, profs[k], coll, &(*cv)[*nc]) == DL_OK)
+                (*key)[(*nc)++] = forced;
             break;
         }
+    free(profs);
+    return DL_OK;
+}
+
+/* For the profiles that force an algorithm (or protocol), the winner at
+ * each size every one of them measured; a change of winner is a crossover. */
+static int crossovers(out_t *o, const dl_record_t *r, const char *coll, int proto)
+{
+    char why[1024];
+    dl_curve_t *cv;
+    const char **key;
+    size_t nc;
+    if (forced_curves(r, coll, proto, &cv, &key, &nc) != DL_OK)
+        o->st = DL_ERR_NOMEM;
     int distinct = 0;
     for (size_t k = 1; k < nc; k++)
         distinct |= strcmp(key[k], key[0]) != 0;
@@ -189,6 +211,8 @@ static int crossovers(out_t *o, const dl_record_t *r, const char *coll, int prot
     }
     for (size_t k = 0; k < nc; k++)
         dl_curve_free(&cv[k]);
+    free(cv);
+    free(key);
     return distinct;
 }
 

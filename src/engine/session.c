@@ -75,10 +75,10 @@ dl_status_t dl_session_open(const dl_session_cfg_t *cfg, dl_session_t **out)
     s->w.fd = -1;
     char dir[2048];
     snprintf(dir, sizeof(dir), "%s/workers", cfg->run_dir);
-    if (dl_mkdir_p(dir) != DL_OK) {
-        dl_err("rank %d: cannot create %s", cfg->rank, dir);
+    dl_status_t st = dl_dir_private(dir, NULL); /* this run's, or the caller's own */
+    if (st != DL_OK) {
         free(s);
-        return DL_ERR_IO;
+        return st;
     }
     *out = s;
     return DL_OK;

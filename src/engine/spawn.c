@@ -68,37 +68,73 @@ static char **build_env(const dl_profile_t *p, const char *nccl_log, char **owne
     return env;
 }
 
+/* The worker's two logs, made new in RUNDIR/workers (checked: this run's
+ * or the caller's own, see dl_dir_private): its stdout/stderr, and the
+ * NCCL debug log, handed over as fd 4 so that what NCCL opens by name
+ * (/dev/fd/4) is the file made here, never a link planted since. */
+static dl_status_t open_logs(const dl_profile_t *p, const char *run_dir, int rank, int fds[2],
+                             char *log, size_t len)
+{
+    char dir[1700], name[2][320];
+    int dfd = -1;
+    snprintf(dir, sizeof(dir), "%s/workers", run_dir);
+    snprintf(name[0], sizeof(name[0]), "%s.rank%d.log", p->name, rank);
+    snprintf(name[1], sizeof(name[1]), "%s.rank%d.nccl.log", p->name, rank);
+    snprintf(log, len, "%s/%s", dir, name[0]);
+    fds[0] = fds[1] = -1;
+    dl_status_t st = dl_dir_private(dir, &dfd);
+    for (int i = 0; i < 2 && st == DL_OK; i++)
+        st = dl_create_in(dfd, dir, name[i], &fds[i]);
+    if (dfd >= 0)
+        close(dfd);
+    if (st != DL_OK)
+        for (int i = 0; i < 2; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+    return st;
+}
+
+/* fd moved to 5 or above: the child's dup2s onto 3 and 4 then never
+ * overwrite one another's source. */
+static void above_4(int *fd)
+{
+    int hi = *fd > 4 ? *fd : fcntl(*fd, F_DUPFD_CLOEXEC, 5);
+    if (hi != *fd && hi >= 0) {
+        close(*fd);
+        *fd = hi;
+    }
+}
+
 dl_status_t dl_worker_spawn(const dl_profile_t *p, const char *run_dir, int rank,
                             dl_worker_t *w)
 {
-    char log[2048], nccl_log[2048], rk[16];
+    char rk[16];
+    int logs[2];
     memset(w, 0, sizeof(*w));
     w->fd = -1;
-    snprintf(log, sizeof(log), "%s/workers/%s.rank%d.log", run_dir, p->name, rank);
-    snprintf(nccl_log, sizeof(nccl_log), "%s/workers/%s.rank%d.nccl.log", run_dir, p->name, rank);
-    snprintf(w->log, sizeof(w->log), "%s", log);
     snprintf(rk, sizeof(rk), "%d", rank);
-    unlink(nccl_log); /* a file from an earlier run must not be read as this one's */
+    dl_status_t st = open_logs(p, run_dir, rank, logs, w->log, sizeof(w->log));
+    if (st != DL_OK)
+        return st;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
         dl_err("rank %d: socketpair: %s", rank, strerror(errno));
+        close(logs[0]);
+        close(logs[1]);
         return DL_ERR_INTERNAL;
     }
-    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (logfd < 0) {
-        dl_err("rank %d: cannot write %s: %s", rank, log, strerror(errno));
-        close(sv[0]);
-        close(sv[1]);
-        return DL_ERR_IO;
-    }
+    int logfd = logs[0];
+    above_4(&sv[1]);
+    above_4(&logs[1]);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, logfd, 1);
     posix_spawn_file_actions_adddup2(&fa, logfd, 2);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
+    posix_spawn_file_actions_adddup2(&fa, logs[1], 4);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-    posix_spawn_file_actions_addclosefrom_np(&fa, 4); /* MPI's sockets stay with MPI */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 5); /* MPI's sockets stay with MPI */
 #endif
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
@@ -117,7 +153,7 @@ dl_status_t dl_worker_spawn(const dl_profile_t *p, const char *run_dir, int rank
                                       POSIX_SPAWN_SETPGROUP);
     char *owned[4];
     int nowned = 0;
-    char **env = build_env(p, nccl_log, owned, &nowned);
+    char **env = build_env(p, "/dev/fd/4", owned, &nowned);
     char *argv[] = {"dlcomm", "__worker", (char *)run_dir, (char *)p->name, rk, NULL};
     int rc = posix_spawn(&w->pid, "/proc/self/exe", &fa, &at, argv, env);
     for (int i = 0; i < nowned; i++)
@@ -126,6 +162,7 @@ dl_status_t dl_worker_spawn(const dl_profile_t *p, const char *run_dir, int rank
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(logfd);
+    close(logs[1]);
     close(sv[1]);
     if (rc) {
         dl_err("rank %d: cannot start a worker for profile %s: %s", rank, p->name, strerror(rc));

@@ -367,12 +367,6 @@ static dl_status_t start(dl_sv_run_t *r)
     MPI_Comm_size(r->group, &r->gsize);
     MPI_Irecv(&r->abort_buf, 1, MPI_INT, MPI_ANY_SOURCE, r->abort_tag, e->ctl, &r->abort_req);
     r->deadline = dl_now() + e->cfg.timeout_s;
-    char dir[2048];
-    snprintf(dir, sizeof(dir), "%s/workers", e->cfg.run_dir);
-    if (dl_mkdir_p(dir) != DL_OK) {
-        dl_outcome_set(r, DL_RK_ERROR, DL_ERR_IO, "cannot create %s", dir);
-        return DL_ERR_IO;
-    }
     r->t_start = dl_now();
     dl_status_t st = dl_worker_spawn(r->p, e->cfg.run_dir, e->cfg.rank, &r->w);
     if (st != DL_OK)

@@ -167,27 +167,44 @@ static dl_status_t load_inputs(dl_job_t *j)
     return st;
 }
 
-/* Rank 0 picks and creates the output folder; everyone learns the outcome. */
-static dl_status_t prepare_outdir(const dl_job_opts_t *o, int rank, char *dir, size_t len)
+/* The folder rank 0 writes into: --out (made when missing), or a new
+ * default one; its workers/ checked before anything runs (exit 2). */
+static dl_status_t make_outdir(const dl_job_opts_t *o, int workers, char *dir, size_t len)
 {
-    int st = DL_OK;
-    if (rank == 0) {
-        dl_host_info_t h;
-        dl_sys_host_info(&h);
-        if (o->out && strlen(o->out) + 32 >= len) { /* room for its files: never cut */
-            dl_err("--out: a folder name of %zu bytes; at most %zu", strlen(o->out), len - 33);
-            st = DL_ERR_USAGE;
-        } else if (o->out)
-            snprintf(dir, len, "%s", o->out);
-        else
-            dl_out_dir_default(dir, len, h.host);
-        if (st == DL_OK && (dl_mkdir_p(dir) != DL_OK || dl_dir_writable(dir) != DL_OK)) {
-            dl_err("--out %s: cannot create or write that folder", dir);
-            st = DL_ERR_IO;
-        }
-        if (st == DL_OK)
-            st = dl_out_claim(dir, o->overwrite);
+    dl_host_info_t h;
+    dl_status_t st = DL_OK;
+    if (o->out && strlen(o->out) + 32 >= len) { /* room for its files: never cut */
+        dl_err("--out: a folder name of %zu bytes; at most %zu", strlen(o->out), len - 33);
+        return DL_ERR_USAGE;
     }
+    if (o->out) {
+        snprintf(dir, len, "%s", o->out);
+        if (dl_mkdir_p(dir) != DL_OK)
+            st = DL_ERR_IO;
+    } else {
+        dl_sys_host_info(&h);
+        st = dl_out_dir_new(dir, len, h.host);
+    }
+    if (st == DL_OK && dl_dir_writable(dir) != DL_OK)
+        st = DL_ERR_IO;
+    if (st != DL_OK) {
+        dl_err("--out %s: cannot create or write that folder", dir);
+        return st;
+    }
+    st = dl_out_claim(dir, o->overwrite);
+    if (st == DL_OK && workers) {
+        char wd[4096 + 16];
+        snprintf(wd, sizeof(wd), "%s/workers", dir);
+        st = dl_dir_private(wd, NULL);
+    }
+    return st;
+}
+
+/* Rank 0 picks and creates the output folder; everyone learns the outcome. */
+static dl_status_t prepare_outdir(const dl_job_opts_t *o, int workers, int rank, char *dir,
+                                  size_t len)
+{
+    int st = rank == 0 ? (int)make_outdir(o, workers, dir, len) : DL_OK;
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
     return (dl_status_t)st;
@@ -265,7 +282,7 @@ int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
     dl_log_set_mute(j->rank != 0);
     dl_status_t st = load_inputs(j);
     dl_log_set_mute(0);
-    if (st == DL_OK && prepare_outdir(cfg->o, j->rank, j->dir, sizeof(j->dir)) != DL_OK)
+    if (st == DL_OK && prepare_outdir(cfg->o, j->workers, j->rank, j->dir, sizeof(j->dir)) != DL_OK)
         st = DL_ERR_USAGE;
     if (st != DL_OK) {
         dl_profiles_free(j->profiles, j->nprofiles);

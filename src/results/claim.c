@@ -21,7 +21,7 @@ dl_status_t dl_out_claim(const char *dir, int overwrite)
         dl_err("--out %s: the path is too long", dir);
         return DL_ERR_USAGE;
     }
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = dl_open_lock(path);
     if (fd < 0) {
         dl_err("--out %s: cannot lock the folder (%s)", dir, strerror(errno));
         return DL_ERR_IO;

@@ -3,6 +3,8 @@
 #include "results.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,14 +95,31 @@ cJSON *dl_env_allowlist(void)
     return o;
 }
 
-void dl_out_dir_default(char *buf, size_t len, const char *host)
+dl_status_t dl_out_dir_new(char *buf, size_t len, const char *host)
 {
     char ts[32];
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
     strftime(ts, sizeof(ts), "%Y-%m-%d-%H%M%S", &tm);
-    snprintf(buf, len, "results/%s-%s", ts, host);
+    if (dl_mkdir_p("results") != DL_OK) {
+        dl_err("cannot create the folder results: %s", strerror(errno));
+        return DL_ERR_IO;
+    }
+    /* mkdir is the claim: runs started in the same second (no --out) each
+     * get a folder of their own, -2, -3 after the first. */
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(buf, len, "results/%s-%s", ts, host);
+        else
+            snprintf(buf, len, "results/%s-%s-%d", ts, host, k);
+        if (mkdir(buf, 0755) == 0)
+            return DL_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    dl_err("cannot create a results folder %s: %s", buf, strerror(errno));
+    return DL_ERR_IO;
 }
 
 void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nranks,

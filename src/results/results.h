@@ -67,8 +67,9 @@ void dl_series_last_ok(const char *root, const char *except, char *name, size_t 
 /* Removes the oldest runs until keep are left, never current or baseline. */
 void dl_series_keep(const char *root, int keep, const char *current, const char *baseline);
 
-/* The default output folder: results/<date>-<host>. */
-void dl_out_dir_default(char *buf, size_t len, const char *host);
+/* The default output folder, results/<date>-<host>, made new (mkdir, never
+ * one that is there): -2, -3... when runs started in the same second. */
+dl_status_t dl_out_dir_new(char *buf, size_t len, const char *host);
 
 /* The stdout table, in the nccl-tests spirit. */
 /* split (NULL or op NONE: none): the rows carry a group column. */

@@ -23,7 +23,7 @@ dl_status_t dl_series_lock(const char *root, int *fd)
         return DL_ERR_USAGE;
     }
     snprintf(path, sizeof(path), "%s/.dlcomm-watch.lock", root);
-    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    *fd = dl_open_lock(path);
     if (*fd < 0) {
         dl_err("--results %s: cannot lock the folder (%s)", root, strerror(errno));
         return DL_ERR_IO;

@@ -112,7 +112,9 @@ void dl_lw_open(MPI_Comm comm, const char *dir, int rank, int nranks, const char
     if (ok && strcmp(host0, host) == 0) { /* a shared folder elsewhere is no shared memory */
         int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
-        if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == size) {
+        /* the file rank 0 made: one name, this user's (never one swapped in) */
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+            st.st_uid == geteuid() && (size_t)st.st_size == size) {
             void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             if (m != MAP_FAILED) {
                 g_slots = m;

@@ -34,26 +34,34 @@ extern char **environ;
 
 static char g_note_path[PATH_MAX];
 
+/* Appends a line to the launcher's file: it exists (the launcher made
+ * it), so never create one, never follow a link, where a path came from
+ * the environment. */
+static void note_line(const char *path, char c)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char line[2] = {c, '\n'};
+    ssize_t w = write(fd, line, sizeof(line));
+    (void)w;
+    close(fd);
+}
+
 void dl_launch_note_init(void)
 {
     const char *p = getenv(STATUS_ENV);
-    if (p && *p && strlen(p) < sizeof(g_note_path) && dl_launcher_is_rank0())
+    if (!p || !*p || strlen(p) >= sizeof(g_note_path))
+        return;
+    note_line(p, 's'); /* every process: dlcomm ran on the launcher's host */
+    if (dl_launcher_is_rank0())
         memcpy(g_note_path, p, strlen(p) + 1);
 }
 
 void dl_launch_note(int code)
 {
-    if (!g_note_path[0])
-        return;
-    /* The file exists (the launcher made it): never create one, never
-     * follow a link, where a path came from the environment. */
-    int fd = open(g_note_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    char line[2] = {(char)('0' + (code >= 0 && code <= 9 ? code : 9)), '\n'};
-    ssize_t w = write(fd, line, sizeof(line));
-    (void)w;
-    close(fd);
+    if (g_note_path[0])
+        note_line(g_note_path, (char)('0' + (code >= 0 && code <= 9 ? code : 9)));
 }
 
 /* The launcher's side file, beside the status file: the signal it got. */
@@ -90,19 +98,21 @@ static void write_cause(const char *status, int sig)
     }
 }
 
-/* The worst code in the file, -1 when there is none. */
-static int read_notes(const char *path)
+/* The worst code in the file (-1 when there is none), and whether any
+ * dlcomm process started on this host (r->ran). */
+static void read_notes(const char *path, dl_launch_t *r)
 {
-    int worst = -1, fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     char buf[4096];
     ssize_t n;
     while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
-        for (ssize_t i = 0; i < n; i++)
-            if (buf[i] >= '0' && buf[i] <= '9' && buf[i] - '0' > worst)
-                worst = buf[i] - '0';
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9' && buf[i] - '0' > r->noted)
+                r->noted = buf[i] - '0';
+            r->ran |= buf[i] == 's' || (buf[i] >= '0' && buf[i] <= '9');
+        }
     if (fd >= 0)
         close(fd);
-    return worst;
 }
 
 /* environ with NAME=path set (replacing any inherited one); *kv is freed by
@@ -149,6 +159,11 @@ static int code_of(const dl_launch_t *r)
         int l = lc == 1 ? 0 : lc, c = r->noted > l ? r->noted : l;
         return c > 3 ? 3 : c;
     }
+    /* No dlcomm process started here: a launcher that failed (Open MPI
+     * could not start), or a command that is not dlcomm's, is a run that
+     * broke. Rank 0 on another host alone is taken at the launcher's 0. */
+    if (r->watched && !r->ran && (lc != 0 || !r->names_dlcomm))
+        return 3;
     return lc == 1 && r->signalled ? 3 : lc;
 }
 
@@ -187,60 +202,98 @@ static void child(char *const argv[], char **env, int interactive, pid_t parent,
     _exit(127);
 }
 
+/* What supervise keeps between events. */
+typedef struct {
+    pid_t pid;
+    int interactive, reaped, passed;
+    double reaped_at, stop_at;
+    const char *status;
+} sv_t;
+
+/* A signal to this process while the child runs. The first goes on as
+ * DL_LW_STOP_SIGNAL, with its cause left for rank 0; DL_LW_STOP_SIGNAL
+ * itself comes from a launcher around this one (dlcomm launch dlcomm
+ * launch ...), and is its first signal passed on: the cause is that
+ * launcher's. */
+static void on_signal(sv_t *v, const struct signalfd_siginfo *si, dl_launch_t *r)
+{
+    r->signalled = (int)si->ssi_signo;
+    /* the terminal sent it to the whole group, the child included */
+    if (v->interactive && si->ssi_code == SI_KERNEL) {
+        v->passed = 2;
+    } else if (v->passed == 0) {
+        if (v->status) /* what rank 0 records as the cause */
+            write_cause(v->status, dl_launch_stop_cause(r->signalled));
+        kill(v->pid, DL_LW_STOP_SIGNAL);
+        v->stop_at = now_s();
+        v->passed = 1;
+    } else {
+        kill(v->pid, (int)si->ssi_signo);
+        v->passed = 2;
+    }
+}
+
+/* Whether anything of the child's own process group (a launcher's ranks
+ * still writing their record) is left, once the child is reaped. */
+static int group_left(const sv_t *v)
+{
+    return !v->interactive && kill(-v->pid, 0) == 0;
+}
+
+/* How long poll may wait now (-1: no limit); 0 ends the wait. */
+static int wait_ms(sv_t *v, int out_fd, dl_launch_t *r)
+{
+    if (v->reaped) {
+        double left = DRAIN_S - (now_s() - v->reaped_at);
+        if (left <= 0 || (out_fd < 0 && !group_left(v)))
+            return 0;
+        return out_fd >= 0 ? (int)(left * 1000) + 1 : 20; /* the group: looked at each 20 ms */
+    }
+    if (v->passed != 1)
+        return -1;
+    double left = ESCALATE_S - (now_s() - v->stop_at);
+    if (left > 0)
+        return (int)(left * 1000) + 1;
+    kill(v->pid, r->signalled);
+    v->passed = 2;
+    return -1;
+}
+
+static void read_signal(sv_t *v, int sfd, dl_launch_t *r)
+{
+    struct signalfd_siginfo si;
+    if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+        return;
+    int st;
+    if (si.ssi_signo == SIGCHLD) {
+        if (!v->reaped && waitpid(v->pid, &st, WNOHANG) == v->pid) {
+            v->reaped = 1;
+            v->reaped_at = now_s();
+            r->status = st;
+        }
+    } else if (!v->reaped) {
+        on_signal(v, &si, r);
+    }
+}
+
 /* Waits for the child, passing signals on and output through, until it is
- * reaped and its output closed (or DRAIN_S after it is reaped). The first
- * signal goes on as DL_LW_STOP_SIGNAL (the ranks record and end, and the
- * launcher ends with their code); a second one, or ESCALATE_S without an
- * end, goes on as it came. */
+ * reaped, its output closed and its process group gone (or DRAIN_S after
+ * it is reaped). The first signal goes on as DL_LW_STOP_SIGNAL (the ranks
+ * record and end, and the launcher ends with their code); a second one,
+ * or ESCALATE_S without an end, goes on as it came. */
 static void supervise(pid_t pid, int sfd, int out_fd, int interactive, const char *status,
                       dl_launch_out_fn out, void *arg, dl_launch_t *r)
 {
-    int reaped = 0, passed = 0;
-    double reaped_at = 0, stop_at = 0;
-    while (!reaped || out_fd >= 0) {
+    sv_t v = {.pid = pid, .interactive = interactive, .status = status};
+    for (;;) {
         struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = out_fd, .events = POLLIN}};
-        int wait_ms = reaped ? (int)((DRAIN_S - (now_s() - reaped_at)) * 1000) : -1;
-        if (reaped && wait_ms <= 0)
+        int ms = wait_ms(&v, out_fd, r);
+        if (ms == 0)
             break;
-        if (!reaped && passed == 1) {
-            double left = ESCALATE_S - (now_s() - stop_at);
-            if (left <= 0) {
-                kill(pid, r->signalled);
-                passed = 2;
-            } else {
-                wait_ms = (int)(left * 1000) + 1;
-            }
-        }
-        if (poll(pf, out_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR)
+        if (poll(pf, out_fd >= 0 ? 2 : 1, ms) < 0 && errno != EINTR)
             break;
-        if (pf[0].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-                if (si.ssi_signo == SIGCHLD) {
-                    int st;
-                    if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
-                        reaped = 1;
-                        reaped_at = now_s();
-                        r->status = st;
-                    }
-                } else if (!reaped) {
-                    r->signalled = (int)si.ssi_signo;
-                    /* the terminal sent it to the whole group, the child included */
-                    if (interactive && si.ssi_code == SI_KERNEL) {
-                        passed = 2;
-                    } else if (passed == 0) {
-                        if (status) /* what rank 0 records as the cause */
-                            write_cause(status, r->signalled);
-                        kill(pid, DL_LW_STOP_SIGNAL);
-                        stop_at = now_s();
-                        passed = 1;
-                    } else {
-                        kill(pid, (int)si.ssi_signo);
-                        passed = 2;
-                    }
-                }
-            }
-        }
+        if (pf[0].revents & POLLIN)
+            read_signal(&v, sfd, r);
         if (out_fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             char buf[8192];
             ssize_t n = read(out_fd, buf, sizeof(buf));
@@ -254,7 +307,7 @@ static void supervise(pid_t pid, int sfd, int out_fd, int interactive, const cha
     }
     if (out_fd >= 0)
         close(out_fd);
-    if (!reaped) { /* the output outlived its drain: the child still must be reaped */
+    if (!v.reaped) { /* the output outlived its drain: the child still must be reaped */
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
@@ -270,9 +323,15 @@ typedef struct {
 
 static void status_make(status_file_t *s)
 {
+    /* TMPDIR, else /tmp: a TMPDIR that cannot be written is what makes Open
+     * MPI fail, and that failure is to be told from a run that ended. */
     const char *tmp = getenv("TMPDIR");
     snprintf(s->dir, sizeof(s->dir), "%s/dlcomm-launch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     s->have_dir = mkdtemp(s->dir) != NULL;
+    if (!s->have_dir) {
+        snprintf(s->dir, sizeof(s->dir), "/tmp/dlcomm-launch.XXXXXX");
+        s->have_dir = mkdtemp(s->dir) != NULL;
+    }
     snprintf(s->path, sizeof(s->path), "%s/status", s->dir);
     int fd = s->have_dir ? open(s->path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600) : -1;
     s->have_file = fd >= 0;
@@ -336,10 +395,26 @@ static void run_child(char *const argv[], char **env, int interactive, int sfd, 
         close(ep[0]);
 }
 
+/* Whether a word of the command is this program (by name or path): the
+ * command can start dlcomm on other hosts only then. */
+static int names_dlcomm(char *const argv[])
+{
+    char self[PATH_MAX], real[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = '\0';
+    for (; *argv; argv++) {
+        const char *slash = strrchr(*argv, '/'), *base = slash ? slash + 1 : *argv;
+        if (!strcmp(base, "dlcomm") || (n > 0 && realpath(*argv, real) && !strcmp(real, self)))
+            return 1;
+    }
+    return 0;
+}
+
 void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launch_t *r)
 {
     memset(r, 0, sizeof(*r));
     r->noted = -1;
+    r->names_dlcomm = names_dlcomm(argv);
     r->code = 3;
     status_file_t sf;
     status_make(&sf);
@@ -351,6 +426,7 @@ void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launc
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, DL_LW_STOP_SIGNAL); /* a launcher around this one passing its signal on */
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &old);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -367,8 +443,9 @@ void dl_launch_run(char *const argv[], dl_launch_out_fn out, void *arg, dl_launc
     while (sigtimedwait(&set, NULL, &zero) > 0)
         ;
     sigprocmask(SIG_SETMASK, &old, NULL);
+    r->watched = sf.have_file;
     if (sf.have_file)
-        r->noted = read_notes(sf.path);
+        read_notes(sf.path, r);
     status_remove(&sf);
     free(env);
     free(kv);

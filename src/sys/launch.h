@@ -8,10 +8,14 @@
  * children: rank 0 (which writes the record), when it runs on this host,
  * leaves its exit code in a private file (DLCOMM_LAUNCH_STATUS, inherited
  * through mpirun and srun), and that code is the answer, unless the
- * launcher says worse than "1" (2, 3, a signal, 128+S). Where rank 0 left
- * none (it ran on another host, or was killed), the launcher's
- * code is read as dlcomm's: 0-3 as they are, 1 after a signal as 3, and
- * anything else as 3.
+ * launcher says worse than "1" (2, 3, a signal, 128+S). Every dlcomm
+ * process started under it marks the file too: where none did, dlcomm
+ * never ran on this host, and a launcher that failed (Open MPI could not
+ * start) or a command that does not name dlcomm (`dlcomm launch false`,
+ * `mpirun hostname`) is a run that broke: 3. Where rank 0 left no code but
+ * dlcomm ran (rank 0 on another host, or killed), or the command names
+ * dlcomm and ended 0, the launcher's code is read as dlcomm's: 0-3 as they
+ * are, 1 after a signal as 3, and anything else as 3.
  *
  * Signals: the first SIGINT, SIGTERM or SIGHUP that reaches this process
  * goes to the command as SIGUSR2 (DL_LW_STOP_SIGNAL), which mpirun and srun
@@ -37,6 +41,9 @@ typedef struct {
     int status;    /* the command's wait status */
     int signalled; /* the last signal this process got and passed on (0: none) */
     int noted;     /* the worst code rank 0 left; -1: none */
+    int watched;   /* the status file was made: ran below means something */
+    int ran;       /* a dlcomm process started on this host under the command */
+    int names_dlcomm; /* a word of the command is dlcomm (it may run on other hosts) */
 } dl_launch_t;
 
 typedef void (*dl_launch_out_fn)(const char *buf, size_t n, void *arg);

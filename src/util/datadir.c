@@ -7,12 +7,14 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <errno.h>
 
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Compiled in by CMakeLists.txt: the source tree's topologies/, the build
@@ -85,6 +87,16 @@ int dl_data_dirs(const char *envvar, const char *sub, char dirs[][1024], int max
     return n;
 }
 
+/* Something is there by that name, readable or not: it is the one meant.
+ * An unreadable file, a dangling link or a folder in the user's own folder
+ * is then refused by its reader, naming it, rather than passed over for the
+ * shipped file of the same name. */
+static int present(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
 dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, char *path,
                          size_t len)
 {
@@ -92,14 +104,14 @@ dl_status_t dl_data_find(const char *envvar, const char *sub, const char *name, 
     if (strchr(name, '/') || (nl > 5 && strcmp(name + nl - 5, ".json") == 0)) {
         if (snprintf(path, len, "%s", name) >= (int)len) /* never a cut name */
             return DL_ERR_USAGE;
-        return access(path, R_OK) == 0 ? DL_OK : DL_ERR_INPUT;
+        return present(path) ? DL_OK : DL_ERR_INPUT;
     }
     char dirs[8][1024];
     int n = dl_data_dirs(envvar, sub, dirs, 8);
     for (int i = 0; i < n; i++) {
         if (snprintf(path, len, "%s/%s.json", dirs[i], name) >= (int)len)
             return DL_ERR_USAGE;
-        if (access(path, R_OK) == 0)
+        if (present(path))
             return DL_OK;
     }
     return DL_ERR_INPUT;

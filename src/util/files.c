@@ -37,6 +37,82 @@ dl_status_t dl_dir_writable(const char *path)
     return access(path, W_OK | X_OK) == 0 ? DL_OK : DL_ERR_IO;
 }
 
+/* Why a folder is not one this run may write files into by name (another
+ * user could plant a link there), or NULL when it may. */
+static const char *dir_unsafe(const struct stat *sb, int made)
+{
+    if (S_ISLNK(sb->st_mode))
+        return "a link";
+    if (!S_ISDIR(sb->st_mode))
+        return "not a folder";
+    if (sb->st_uid != geteuid() && !made) /* made here: NFS may give root's to nobody */
+        return "owned by another user";
+    if (sb->st_mode & (S_IWGRP | S_IWOTH))
+        return "writable by other users";
+    return NULL;
+}
+
+dl_status_t dl_dir_private(const char *path, int *dfd)
+{
+    /* mkdir never follows a link; the folder is then opened without
+     * following one, and what is checked is what was opened (fstat): a
+     * link swapped in between is caught. Files are then made in it by
+     * dl_create_in (O_EXCL), which writes through nothing planted. */
+    int made = mkdir(path, 0755) == 0;
+    if (!made && errno != EEXIST) {
+        dl_err("cannot create %s: %s", path, strerror(errno));
+        return DL_ERR_IO;
+    }
+    struct stat sb;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const char *why = fd >= 0 ? (fstat(fd, &sb) ? strerror(errno) : dir_unsafe(&sb, made))
+                      : lstat(path, &sb)      ? strerror(errno)
+                      : dir_unsafe(&sb, made) ? dir_unsafe(&sb, made)
+                                              : strerror(errno);
+    if (why) {
+        dl_err("%s: a folder this run %s, %s: refused (a link another user planted in it "
+               "would be followed); remove it or choose another place",
+               path, made ? "made" : "did not make", why);
+        if (fd >= 0)
+            close(fd);
+        return DL_ERR_USAGE;
+    }
+    if (dfd)
+        *dfd = fd;
+    else
+        close(fd);
+    return DL_OK;
+}
+
+dl_status_t dl_create_in(int dfd, const char *dir, const char *name, int *fd)
+{
+    /* An earlier run's file is removed by name (never followed), then the
+     * file is made new: O_EXCL, so nothing that appeared since is opened. */
+    if (unlinkat(dfd, name, 0) && errno != ENOENT) {
+        dl_err("cannot replace %s/%s: %s", dir, name, strerror(errno));
+        return DL_ERR_IO;
+    }
+    *fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        dl_err("cannot write %s/%s: %s", dir, name, strerror(errno));
+        return DL_ERR_IO;
+    }
+    return DL_OK;
+}
+
+int dl_open_lock(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+    struct stat sb;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1)
+        return fd;
+    close(fd);
+    errno = S_ISREG(sb.st_mode) ? EMLINK : EINVAL;
+    return -1;
+}
+
 dl_status_t dl_write_atomic(const char *path, const void *data, size_t len)
 {
     /* The temp file is made by mkstemp in the target's folder: a name no

@@ -123,6 +123,19 @@ double dl_mad(const double *v, size_t n, double median);
  * unguessable name created with O_EXCL) then is renamed. */
 dl_status_t dl_mkdir_p(const char *path);
 dl_status_t dl_write_atomic(const char *path, const void *data, size_t len);
+/* A folder this run writes files into by name (worker logs): made here, or
+ * there already as a real folder, not a link, that the caller owns and no
+ * one else may write. Else one line naming it and DL_ERR_USAGE (exit 2).
+ * dfd (may be NULL): the folder opened, for dl_create_in. */
+dl_status_t dl_dir_private(const char *path, int *dfd);
+/* DIR/name (dfd: DIR opened by dl_dir_private) made new for writing: an
+ * earlier one unlinked, then O_CREAT|O_EXCL|O_NOFOLLOW. One line on failure. */
+dl_status_t dl_create_in(int dfd, const char *dir, const char *name, int *fd);
+/* A lock file (flock) opened or made: never through a link, and only a
+ * regular file of one name (a hard link to another file would be written
+ * to). -1 with errno: EMLINK for a file of several names, EINVAL for one
+ * not regular. */
+int dl_open_lock(const char *path);
 /* Reads a whole regular file of at most DL_READ_MAX bytes (NUL-terminated;
  * caller frees). A FIFO, device, folder or larger file: DL_ERR_INPUT at
  * once, never a block; dl_read_error() says why, for the caller's line. */

@@ -16,3 +16,14 @@ endforeach()
 # Its ranks spin (budgets, injected slowness): PROCESSORS 2 keeps ctest -j2 from
 # running a timing-judged test (tune) beside it.
 set_tests_properties(hardening_signals PROPERTIES LABELS "hardening;signals" PROCESSORS 2)
+# Second round (round2_test.py, issue 25): links and permissions planted by
+# an unprivileged user against a root run (root only), concurrency without
+# --out, launch edge cases, what was silently wrong. Label: hardening.
+foreach(group links unattended launch silent)
+  add_test(NAME hardening_${group}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/round2_test.py
+      --bin ${DL_BIN} --mpirun "${DL_HARD_MPIRUN}" --src ${CMAKE_SOURCE_DIR} ${group})
+  set_tests_properties(hardening_${group} PROPERTIES LABELS "hardening" TIMEOUT 300)
+endforeach()
+# launch and unattended time signals and run sweeps side by side
+set_tests_properties(hardening_launch hardening_unattended PROPERTIES PROCESSORS 2)
