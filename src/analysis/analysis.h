@@ -129,7 +129,12 @@ typedef struct {
     double change;      /* > 0 worse, fraction */
     double spread_us;
     dl_verdict_t verdict;
+    int choice_changed;  /* the library chose otherwise in new (both rows say) */
 } dl_pair_t;
+/* differ.c: the sizes where the library's choice changed, as differences
+ * of kind "choice" ("default allreduce 1 MiB": "Tree/LL128/8" -> ...), one
+ * per profile, collective and size, at most a screenful. */
+void dl_an_diff_choices(const dl_pair_t *p, size_t n, dl_diffs_t *d);
 
 typedef struct {
     double threshold;   /* fraction, e.g. 0.05 */

@@ -45,6 +45,7 @@ def run(nccl, started, default, mixed_at=None):
                          "runtime": {"mpi": "Open MPI v4.1.4", "nccl": nccl,
                                      "cuda_runtime": "12.4", "cuda_driver": "12.4"}},
             "fingerprint": {"hosts": [{"name": "gpu1", "ranks": list(range(8))}], "ranks": 8,
+                            "nccl": {"version": nccl},
                             "nodes": 1, "ranks_per_host": 8},
             "environment": {}, "backend": {"name": "nccl", "why": "asked for"},
             "stragglers": [], "exit_code": 0,
