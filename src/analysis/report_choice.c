@@ -125,21 +125,21 @@ static dl_status_t beat_close(beat_acc_t *a)
 }
 
 /* Adds one size where the forced profile was faster to the open run, or
- * starts one (the choice changed, or sizes between did not count). */
+ * starts one (either side's choice changed, or sizes between did not count). */
 static dl_status_t beat_add(beat_acc_t *a, const dl_row_t *ch, const dl_row_t *f, double d,
                             double noise)
 {
-    char text[48];
+    char text[48], ftext[48];
     dl_rec_choice_text(ch->algo, ch->proto, 0, 0, text, sizeof(text));
+    dl_rec_choice_text(f->algo, f->proto, 0, 0, ftext, sizeof(ftext));
     dl_status_t st = DL_OK;
-    if (a->cur.nsizes && strcmp(a->cur.chose, text) != 0)
+    if (a->cur.nsizes && (strcmp(a->cur.chose, text) || strcmp(a->cur.forced_choice, ftext)))
         st = beat_close(a);
     if (!a->cur.nsizes) {
         a->cur = (dl_rep_beat_t){.chooser = a->chooser, .forced = a->forced, .lo = ch->bytes,
                                  .noise_pct = 0, .modelled = strcmp(ch->choice_from, "model") == 0};
         snprintf(a->cur.chose, sizeof(a->cur.chose), "%s", text);
-        dl_rec_choice_text(f->algo, f->proto, 0, 0, a->cur.forced_choice,
-                           sizeof(a->cur.forced_choice));
+        snprintf(a->cur.forced_choice, sizeof(a->cur.forced_choice), "%s", ftext);
         snprintf(a->cur.forces, sizeof(a->cur.forces), "%s%s%s%s%s",
                  a->fp->algo[0] ? "NCCL_ALGO=" : "", a->fp->algo,
                  a->fp->algo[0] && a->fp->proto[0] ? ", " : "", a->fp->proto[0] ? "NCCL_PROTO=" : "",
