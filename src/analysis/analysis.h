@@ -129,7 +129,12 @@ typedef struct {
     double change;      /* > 0 worse, fraction */
     double spread_us;
     dl_verdict_t verdict;
+    int choice_changed;  /* the library chose otherwise in new (both rows say) */
 } dl_pair_t;
+/* differ.c: the sizes where the library's choice changed, as differences
+ * of kind "choice" ("default allreduce 1 MiB": "Tree/LL128/8" -> ...), one
+ * per profile, collective and size, at most a screenful. */
+void dl_an_diff_choices(const dl_pair_t *p, size_t n, dl_diffs_t *d);
 
 typedef struct {
     double threshold;   /* fraction, e.g. 0.05 */
@@ -204,12 +209,44 @@ typedef struct {
     double noise_pct;   /* their combined 95% half-width, % (NAN: a spread unknown) */
 } dl_rep_band_t;
 
+/* What the library chose along a curve's sizes (report_choice.c): runs of
+ * consecutive sizes with one algorithm and protocol, in size order; a
+ * change from one run to the next is where it switches. */
+typedef struct {
+    uint64_t lo, hi;        /* first and last size of the run */
+    char algo[16], proto[16];
+    int ch_lo, ch_hi;       /* fewest and most channels (0: not known) */
+    int mixed;              /* some size's ranks saw different choices */
+} dl_rep_seg_t;
+typedef struct {
+    dl_rep_seg_t *segs;     /* none: the curve's rows do not say */
+    size_t nsegs;
+    char from[16];          /* run.json's choice_from: "profiler", "model" ("": not said) */
+    int modelled;           /* from "model": the sim's choice by NCCL's rules */
+} dl_rep_chose_t;
+/* A profile forcing a setting measured faster, beyond the noise, than the
+ * library's own choice (a profile forcing nothing, whose rows carry it), at
+ * consecutive sizes with one choice. */
+typedef struct {
+    int chooser, forced;    /* curve indices */
+    uint64_t lo, hi;
+    int nsizes;
+    double faster_pct;      /* the chooser's time over the forced one's, geo-mean, -1, % */
+    double noise_pct;       /* the largest combined 95% half-width of those sizes (NAN: unknown) */
+    char chose[48], forced_choice[48]; /* "Tree/LL", and what the forced profile ran */
+    char forces[96];        /* "NCCL_ALGO=Ring" */
+    int modelled;
+} dl_rep_beat_t;
+
 typedef struct {
     char coll[64];
     char (*names)[64];  /* profile of each curve */
     dl_curve_t *cv;
     size_t ncv;
     dl_rep_band_t bands[DL_NBANDS];
+    dl_rep_chose_t *chose;  /* one per curve */
+    dl_rep_beat_t *beats;
+    size_t nbeats;
 } dl_rep_coll_t;
 
 typedef enum { DL_ADV_HOROVOD, DL_ADV_NCCL } dl_adv_section_t;
@@ -233,6 +270,20 @@ dl_status_t dl_an_report_make(const dl_record_t *r, const dl_record_t *baseline,
 void dl_an_report_free(dl_report_t *rep);
 /* Prints the report (text) or writes JSON to f. */
 dl_status_t dl_an_report(FILE *f, const dl_record_t *r, const dl_record_t *baseline, int json);
+
+/* report_choice.c: the choices along each curve and the forced profiles
+ * that beat them (into rc; r: the profiles' settings); their text and JSON
+ * (the HTML page draws them itself). */
+dl_status_t dl_an_choice_make(const dl_record_t *r, dl_rep_coll_t *rc);
+void dl_an_choice_free(dl_rep_coll_t *rc);
+void dl_an_choice_text(FILE *f, const dl_rep_coll_t *rc);
+/* Into coll_json's object: each curve's "choice" (its "profiles" entries,
+ * in curve order) and the collective's "faster_than_chosen". */
+void dl_an_choice_json(struct cJSON *coll, const dl_rep_coll_t *rc);
+/* "Tree/LL" / "Ring/Simple/2-4" of a run of sizes; a beat in one sentence:
+ * "NCCL chose Tree/LL; profile ring (NCCL_ALGO=Ring) measured faster by ...". */
+void dl_an_seg_text(const dl_rep_seg_t *s, char *buf, size_t len);
+void dl_an_beat_text(const dl_rep_coll_t *rc, const dl_rep_beat_t *b, char *buf, size_t len);
 
 /* Internal to report: distinct profile (profiles 1) or collective names in
  * order of appearance; the advice (appended to rep->adv). */

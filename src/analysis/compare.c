@@ -64,10 +64,9 @@ static int distinct_profile(const dl_record_t *r)
     return r->nrows > 0;
 }
 
-/* The differences (differ.c), and the one-line summary of them. */
-static void run_differences(const dl_record_t *b, const dl_record_t *n, dl_cmp_t *c)
+/* The one-line summary of the differences (differ.c). */
+static void summarise_differences(dl_cmp_t *c)
 {
-    dl_an_diffs(b, n, &c->diffs);
     size_t len = 0;
     for (size_t i = 0; i < c->diffs.n && len < sizeof(c->warnings); i++) {
         const dl_diff_t *d = &c->diffs.v[i];
@@ -192,7 +191,7 @@ dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_c
                           dl_cmp_t *c)
 {
     memset(c, 0, sizeof(*c));
-    run_differences(b, n, c);
+    dl_an_diffs(b, n, &c->diffs);
     profile_failures(b, n, c);
     c->profiles_merged = distinct_profile(b) && distinct_profile(n) &&
                          strcmp(b->rows[0].profile, n->rows[0].profile) != 0;
@@ -225,11 +224,14 @@ dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_c
         p->base = hit;
         p->cur = key;
         judge(p, o, c);
+        p->choice_changed = dl_row_choice_differs(hit, key);
     }
     for (size_t i = 0; matched && i < b->nrows; i++)
         c->only_base += !matched[i];
     free(matched);
     free(idx);
+    dl_an_diff_choices(c->pairs, c->npairs, &c->diffs);
+    summarise_differences(c);
     return DL_OK;
 }
 

@@ -28,13 +28,20 @@ static void pair_line(FILE *f, const dl_pair_t *p, int merged)
         snprintf(spread, sizeof(spread), "%.3g us", p->spread_us);
     else
         snprintf(spread, sizeof(spread), "unknown");
-    char group[24] = "";
+    char group[24] = "", chose[128] = "";
     if (r->group >= 0)
         snprintf(group, sizeof(group), "  group %d", r->group);
-    fprintf(f, "  %-11s %-14s %-13s %-8s %-6s %-3s %9s %5d  %s %10.4g -> %-10.4g %+7.1f%%  spread %s%s\n",
+    if (p->choice_changed) { /* beside the figure: often the reason for it */
+        char cb[48], cn[48];
+        dl_row_choice_text(p->base, cb, sizeof(cb));
+        dl_row_choice_text(r, cn, sizeof(cn));
+        snprintf(chose, sizeof(chose), "  NCCL chose %s -> %s%s", cb, cn,
+                 r->modelled ? " (modelled)" : "");
+    }
+    fprintf(f, "  %-11s %-14s %-13s %-8s %-6s %-3s %9s %5d  %s %10.4g -> %-10.4g %+7.1f%%  spread %s%s%s\n",
             dl_verdict_str(p->verdict), merged ? "(one each)" : r->profile, r->collective,
             r->dtype, r->op, r->placement, sz, r->ranks, dl_an_metric_name(p->metric), p->vb, p->vn,
-            (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread, group);
+            (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread, group, chose);
 }
 
 static void print_header(FILE *f, const dl_record_t *b, const dl_record_t *n, const dl_cmp_t *c)
@@ -138,6 +145,22 @@ static cJSON *run_obj(const dl_record_t *r)
     return o;
 }
 
+/* Each side's choice where its row says ("Tree/LL128/8"), and whether it changed. */
+static void choice_obj(cJSON *o, const dl_pair_t *p)
+{
+    const dl_row_t *side[2] = {p->base, p->cur};
+    const char *key[2] = {"base_choice", "new_choice"};
+    for (int s = 0; s < 2; s++) {
+        char t[48];
+        dl_row_choice_text(side[s], t, sizeof(t));
+        if (strcmp(t, "-") != 0)
+            cJSON_AddStringToObject(o, key[s], t);
+        else
+            cJSON_AddNullToObject(o, key[s]);
+    }
+    cJSON_AddBoolToObject(o, "choice_changed", p->choice_changed);
+}
+
 static cJSON *pair_obj(const dl_pair_t *p)
 {
     const dl_row_t *r = p->cur;
@@ -161,6 +184,7 @@ static cJSON *pair_obj(const dl_pair_t *p)
     else
         cJSON_AddNullToObject(o, "spread_us");
     cJSON_AddStringToObject(o, "verdict", dl_verdict_str(p->verdict));
+    choice_obj(o, p);
     return o;
 }
 

@@ -159,6 +159,38 @@ static void stragglers(const dl_record_t *b, const dl_record_t *n, const char *k
         }
 }
 
+/* Not a collector of the table below: it needs the pairs (compare.c calls
+ * it after pairing), so its entries come after the kinds that cause it. */
+void dl_an_diff_choices(const dl_pair_t *p, size_t n, dl_diffs_t *d)
+{
+    size_t shown = 0, more = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dl_row_t *r = p[i].cur;
+        int seen = 0; /* one entry per profile, collective and size */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = p[j].choice_changed && p[j].cur->bytes == r->bytes &&
+                   !strcmp(p[j].cur->profile, r->profile) &&
+                   !strcmp(p[j].cur->collective, r->collective);
+        if (!p[i].choice_changed || seen)
+            continue;
+        if (shown++ >= 16) {
+            more++;
+            continue;
+        }
+        char what[96], sz[32], cb[48], cn[48];
+        dl_size_format(r->bytes, sz, sizeof(sz));
+        snprintf(what, sizeof(what), "%.40s %.24s %.24s", r->profile, r->collective, sz);
+        dl_row_choice_text(p[i].base, cb, sizeof(cb));
+        dl_row_choice_text(r, cn, sizeof(cn));
+        dl_an_diff_add(d, "choice", what, cb, cn);
+    }
+    if (more) {
+        char n_more[96];
+        snprintf(n_more, sizeof(n_more), "%zu more sizes differ (compare --json FILE: each row)", more);
+        dl_an_diff_add(d, "choice", "more sizes", "", n_more);
+    }
+}
+
 /* The kinds, in the order they are shown: the likeliest causes first. */
 static const struct {
     const char *kind;

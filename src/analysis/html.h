@@ -34,6 +34,18 @@ typedef struct {
  * into the chart's xcat names (tune's candidates), evenly spaced. */
 typedef enum { DL_X_BYTES, DL_X_TIME, DL_X_CAT } dl_xkind_t;
 
+/* A labelled run of x drawn in a strip under the chart's axis (report: the
+ * library's choice along the sizes); title: its hover text. */
+typedef struct {
+    double lo, hi;
+    const char *label, *title;
+} dl_strip_seg_t;
+typedef struct {
+    const char *name; /* the series it belongs to (its colour) */
+    const dl_strip_seg_t *v;
+    size_t n;
+} dl_strip_t;
+
 typedef struct {
     const char *id, *title;
     const char *ylabel; /* with its unit: "busbw (GB/s)" */
@@ -51,6 +63,9 @@ typedef struct {
     const dl_series_t *s;
     size_t ns;
     const char *marklabel; /* legend text of marked points ("regressed size") */
+    const dl_strip_t *strips; /* one strip each under the axis (DL_X_BYTES); NULL: none */
+    size_t nstrips;
+    const char *strip_label;  /* what the strips are ("NCCL's choice") */
 } dl_chart_t;
 
 /* <figure> with the SVG, its caption and the table of its figures. */

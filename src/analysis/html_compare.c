@@ -97,6 +97,26 @@ static void verdict(dl_buf_t *b, const dl_cmp_opts_t *o, const dl_cmp_t *c)
                       c->fallback);
 }
 
+/* The library's choice on each side; a change is marked (often the reason
+ * for the figure beside it). */
+static void choice_cell(dl_buf_t *b, const dl_pair_t *p)
+{
+    char cb[48], cn[48];
+    dl_row_choice_text(p->base, cb, sizeof(cb));
+    dl_row_choice_text(p->cur, cn, sizeof(cn));
+    dl_buf_printf(b, "<td class=\"choice%s\" data-base=\"", p->choice_changed ? " changed" : "");
+    dl_buf_esc(b, cb);
+    dl_buf_printf(b, "\" data-new=\"");
+    dl_buf_esc(b, cn);
+    dl_buf_printf(b, "\">");
+    if (p->choice_changed) {
+        dl_buf_esc(b, cb);
+        dl_buf_printf(b, " &rarr; ");
+    }
+    dl_buf_esc(b, cn);
+    dl_buf_printf(b, "%s</td></tr>", p->choice_changed && p->cur->modelled ? " (modelled)" : "");
+}
+
 static void pairs_table(dl_buf_t *b, const dl_cmp_t *c)
 {
     size_t nv;
@@ -105,7 +125,8 @@ static void pairs_table(dl_buf_t *b, const dl_cmp_t *c)
                      "<caption>%zu pairs</caption><thead><tr><th>verdict</th><th>profile</th>"
                      "<th>collective</th><th>dtype</th><th>op</th><th>placement</th><th>size</th>"
                      "<th>ranks</th><th>metric</th><th>base</th><th>new</th><th>worse by</th>"
-                     "<th>spread (us)</th></tr></thead><tbody>", c->npairs);
+                     "<th>spread (us)</th><th>NCCL chose (base &rarr; new)</th></tr></thead><tbody>",
+                  c->npairs);
     for (size_t i = 0; v && i < nv; i++) {
         const dl_pair_t *p = v[i];
         const dl_row_t *r = p->cur;
@@ -125,9 +146,10 @@ static void pairs_table(dl_buf_t *b, const dl_cmp_t *c)
                       dl_an_place_name(r->placement), sz, r->ranks, dl_an_metric_name(p->metric), p->vb,
                       p->vn, p->change * 100);
         if (isfinite(p->spread_us))
-            dl_buf_printf(b, "<td class=\"num\">%.3g</td></tr>", p->spread_us);
+            dl_buf_printf(b, "<td class=\"num\">%.3g</td>", p->spread_us);
         else
-            dl_buf_printf(b, "<td>unknown</td></tr>");
+            dl_buf_printf(b, "<td>unknown</td>");
+        choice_cell(b, p);
     }
     dl_buf_printf(b, "</tbody></table>\n");
     free(v);

@@ -134,8 +134,90 @@ static void curves_table(dl_buf_t *b, const dl_rep_coll_t *rc)
     dl_buf_printf(b, "</tbody></table>\n");
 }
 
+/* The choice strips under a collective's bandwidth chart: one per curve
+ * whose rows say what the library chose, a box per run of sizes. */
+typedef struct {
+    dl_strip_t *st;
+    dl_strip_seg_t *seg;
+    char (*lab)[64], (*tit)[192];
+    size_t n, modelled;
+} strips_t;
+
+static void strips_free(strips_t *o)
+{
+    free(o->st);
+    free(o->seg);
+    free(o->lab);
+    free(o->tit);
+}
+
+static dl_status_t strips_make(const dl_rep_coll_t *rc, strips_t *o)
+{
+    size_t total = 0, j = 0;
+    memset(o, 0, sizeof(*o));
+    for (size_t k = 0; k < rc->ncv; k++)
+        total += rc->chose[k].nsegs;
+    o->st = calloc(rc->ncv + 1, sizeof(*o->st));
+    o->seg = calloc(total + 1, sizeof(*o->seg));
+    o->lab = calloc(total + 1, sizeof(*o->lab));
+    o->tit = calloc(total + 1, sizeof(*o->tit));
+    if (!o->st || !o->seg || !o->lab || !o->tit)
+        return DL_ERR_NOMEM;
+    for (size_t k = 0; k < rc->ncv; k++) {
+        const dl_rep_chose_t *c = &rc->chose[k];
+        if (!c->nsegs)
+            continue;
+        o->st[o->n++] = (dl_strip_t){rc->names[k], &o->seg[j], c->nsegs};
+        o->modelled += c->modelled;
+        for (size_t i = 0; i < c->nsegs; i++, j++) {
+            char lo[32], hi[32];
+            dl_an_seg_text(&c->segs[i], o->lab[j], sizeof(o->lab[j]));
+            dl_size_format(c->segs[i].lo, lo, sizeof(lo));
+            dl_size_format(c->segs[i].hi, hi, sizeof(hi));
+            snprintf(o->tit[j], sizeof(o->tit[j]), "%.63s: %s at %s%s%s (%s)", rc->names[k],
+                     o->lab[j], lo, c->segs[i].lo == c->segs[i].hi ? "" : " - ",
+                     c->segs[i].lo == c->segs[i].hi ? "" : hi,
+                     c->modelled ? "modelled: the sim's choice by NCCL's rules" : "NCCL's profiler");
+            o->seg[j] = (dl_strip_seg_t){(double)c->segs[i].lo, (double)c->segs[i].hi, o->lab[j],
+                                         o->tit[j]};
+        }
+    }
+    return DL_OK;
+}
+
+/* The same as a table, and the forced profiles that beat the choice. */
+static void choice_table(dl_buf_t *b, const dl_rep_coll_t *rc, const strips_t *sp)
+{
+    if (!sp->n)
+        return;
+    dl_buf_printf(b, "<table class=\"choice\"><caption>What NCCL chose along the sizes%s (read "
+                     "at each row's checked call)</caption><thead><tr><th>profile</th><th>sizes</th>"
+                     "<th>algorithm/protocol/channels</th></tr></thead><tbody>",
+                  sp->modelled ? " (modelled: the sim's choice by NCCL's rules)" : "");
+    for (size_t k = 0; k < sp->n; k++)
+        for (size_t i = 0; i < sp->st[k].n; i++) {
+            const dl_strip_seg_t *g = &sp->st[k].v[i];
+            dl_buf_printf(b, "<tr><td>");
+            dl_buf_esc(b, sp->st[k].name);
+            dl_buf_printf(b, "</td><td>");
+            dl_buf_esc(b, g->title);
+            dl_buf_printf(b, "</td><td>");
+            dl_buf_esc(b, g->label);
+            dl_buf_printf(b, "</td></tr>");
+        }
+    dl_buf_printf(b, "</tbody></table>\n");
+    for (size_t i = 0; i < rc->nbeats; i++) {
+        char line[512];
+        dl_an_beat_text(rc, &rc->beats[i], line, sizeof(line));
+        dl_buf_printf(b, "<p class=\"warn beat\">");
+        dl_buf_esc(b, line);
+        dl_buf_printf(b, "</p>\n");
+    }
+}
+
 /* The two charts of one collective: bandwidth and time, a line per profile. */
-static dl_status_t coll_charts(dl_buf_t *b, const dl_rep_coll_t *rc, const dl_line_t *line, int ci)
+static dl_status_t coll_charts(dl_buf_t *b, const dl_rep_coll_t *rc, const dl_line_t *line, int ci,
+                               const strips_t *sp)
 {
     dl_html_curve_t *h = calloc(rc->ncv + 1, sizeof(*h));
     dl_series_t *bw = calloc(rc->ncv + 1, sizeof(*bw)), *tm = calloc(rc->ncv + 1, sizeof(*tm));
@@ -157,7 +239,9 @@ static dl_status_t coll_charts(dl_buf_t *b, const dl_rep_coll_t *rc, const dl_li
         snprintf(yl, sizeof(yl), "%s (GB/s)", m);
         dl_chart_t c = {.id = id, .title = title, .ylabel = yl, .yunit = "GB/s", .xkind = DL_X_BYTES,
                         .hline = line && !rc->cv[0].use_algbw ? line->gbps : NAN,
-                        .hline_label = line ? line->label : NULL, .s = bw, .ns = rc->ncv};
+                        .hline_label = line ? line->label : NULL, .s = bw, .ns = rc->ncv,
+                        .strips = sp->st, .nstrips = sp->n,
+                        .strip_label = sp->modelled ? "NCCL's choice (modelled)" : "NCCL's choice"};
         dl_svg_chart(b, &c);
         snprintf(id, sizeof(id), "c%d-time", ci);
         snprintf(title, sizeof(title), "%s time per call against size (%s %s, %s, %d ranks)", rc->coll,
@@ -235,8 +319,14 @@ dl_status_t dl_an_html_report(const char *path, const dl_record_t *r, const dl_r
         dl_buf_printf(&b, "\">");
         dl_buf_esc(&b, rep.colls[i].coll);
         dl_buf_printf(&b, "</h2>\n");
-        st = coll_charts(&b, &rep.colls[i], line, (int)i);
+        strips_t sp;
+        st = strips_make(&rep.colls[i], &sp);
+        if (st == DL_OK)
+            st = coll_charts(&b, &rep.colls[i], line, (int)i, &sp);
         curves_table(&b, &rep.colls[i]);
+        if (st == DL_OK)
+            choice_table(&b, &rep.colls[i], &sp);
+        strips_free(&sp);
         dl_buf_printf(&b, "</section>\n");
     }
     advice_table(&b, &rep);

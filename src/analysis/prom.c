@@ -116,6 +116,37 @@ static void run_info(sbuf_t *b, const dl_record_t *r)
     }
 }
 
+/* What the library chose per row, as an info series beside the figures:
+ * its own metric, so that a change of choice starts no new busbw series
+ * (the rules' ranges and offsets stay whole); algo and proto are a handful
+ * of values, channels a sample, never a label. Join it with
+ *   dlcomm_busbw_gbps * on(profile, collective, dtype, op, placement, bytes,
+ *   ranks, host) group_left(algo, proto) dlcomm_choice_info */
+static void choices(sbuf_t *b, const dl_record_t *r, const char *host)
+{
+    static const char *const help[2] = {
+        "What the library chose for the row's checked call (NCCL: its profiler; sim: modelled); "
+        "value is always 1",
+        "Channels the library used for the row's checked call"};
+    static const char *const name[2] = {"dlcomm_choice_info", "dlcomm_choice_channels"};
+    for (int m = 0; m < 2; m++) {
+        put(b, "# HELP %s %s\n# TYPE %s gauge\n", name[m], help[m], name[m]);
+        for (size_t i = 0; i < r->nrows; i++) {
+            const dl_row_t *x = &r->rows[i];
+            if ((!x->algo[0] && !x->proto[0]) || (m == 1 && x->nchannels <= 0))
+                continue;
+            put(b, "%s{", name[m]);
+            row_labels(b, x, host);
+            if (m == 0) {
+                put_label(b, "algo", x->algo[0] ? x->algo : "unknown", 0);
+                put_label(b, "proto", x->proto[0] ? x->proto : "unknown", 0);
+                put_label(b, "from", x->choice_from[0] ? x->choice_from : "unknown", 0);
+            }
+            put(b, "} %d\n", m == 0 ? 1 : x->nchannels);
+        }
+    }
+}
+
 dl_status_t dl_an_prometheus(const char *path, const dl_record_t *r)
 {
     sbuf_t b = {.buf = malloc(65536), .cap = 65536};
@@ -139,6 +170,7 @@ dl_status_t dl_an_prometheus(const char *path, const dl_record_t *r)
             put(&b, "} %.9g\n", v);
         }
     }
+    choices(&b, r, host);
     dl_status_t st = b.oom ? DL_ERR_NOMEM : dl_write_atomic(path, b.buf, b.len);
     free(b.buf);
     return st;

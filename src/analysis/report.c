@@ -165,11 +165,12 @@ static dl_status_t coll_make(const dl_record_t *r, const char *coll, dl_rep_coll
         }
     free(profs);
     bands_make(rc);
-    return DL_OK;
+    return dl_an_choice_make(r, rc);
 }
 
 static void coll_free(dl_rep_coll_t *rc)
 {
+    dl_an_choice_free(rc);
     for (size_t k = 0; k < rc->ncv; k++)
         dl_curve_free(&rc->cv[k]);
     free(rc->cv);
@@ -290,6 +291,7 @@ static void report_text(FILE *f, const dl_record_t *r, const dl_report_t *rep)
             curve_text(f, &rc->cv[k], rc->names[k]);
         for (size_t b = 0; b < DL_NBANDS; b++)
             band_text(f, rc, &rc->bands[b]);
+        dl_an_choice_text(f, rc);
     }
     for (size_t i = 0; i < rep->nadv; i++) {
         const dl_advice_t *a = &rep->adv[i];
@@ -349,6 +351,7 @@ static cJSON *coll_json(const dl_rep_coll_t *rc)
         }
         cJSON_AddItemToArray(ba, x);
     }
+    dl_an_choice_json(o, rc);
     return o;
 }
 

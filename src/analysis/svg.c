@@ -294,6 +294,58 @@ static void references(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
     }
 }
 
+#define STRIP_H 18 /* a strip's height under the chart, and the gap above them */
+#define STRIP_GAP 8
+
+/* Each strip's runs as boxes under the axis, in the series' colour (every
+ * other run darker), the label inside where it fits, in the box's title
+ * always. */
+static void strips(dl_buf_t *b, const dl_chart_t *c, const axes_t *a)
+{
+    if (!c->nstrips)
+        return;
+    dl_buf_printf(b, "<g class=\"strips\" font-size=\"10\"><text x=\"4\" y=\"%d\" "
+                     "font-size=\"11\">", H + STRIP_GAP - 1);
+    dl_buf_esc(b, c->strip_label ? c->strip_label : "");
+    dl_buf_printf(b, "</text>");
+    for (size_t k = 0; k < c->nstrips; k++) {
+        const dl_strip_t *st = &c->strips[k];
+        size_t si = 0;
+        while (si < c->ns && strcmp(c->s[si].name, st->name) != 0)
+            si++;
+        const char *col = colours[si % NSTYLE];
+        double y = H + STRIP_GAP + (double)k * STRIP_H;
+        dl_buf_printf(b, "<g class=\"strip\" data-name=\"");
+        dl_buf_esc(b, st->name);
+        dl_buf_printf(b, "\"><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", ML - 5, y + 12);
+        dl_buf_esc(b, st->name);
+        dl_buf_printf(b, "</text>");
+        for (size_t i = 0; i < st->n; i++) {
+            /* a run reaches halfway to its neighbours: the switch is between */
+            double x0 = i ? (tx(a, st->v[i - 1].hi) + tx(a, st->v[i].lo)) / 2 : tx(a, st->v[i].lo) - 5;
+            double x1 = i + 1 < st->n ? (tx(a, st->v[i].hi) + tx(a, st->v[i + 1].lo)) / 2
+                                      : tx(a, st->v[i].hi) + 5;
+            dl_buf_printf(b, "<g class=\"seg\" data-lo=\"%.17g\" data-hi=\"%.17g\" data-label=\"",
+                          st->v[i].lo, st->v[i].hi);
+            dl_buf_esc(b, st->v[i].label);
+            dl_buf_printf(b, "\"><title>");
+            dl_buf_esc(b, st->v[i].title ? st->v[i].title : st->v[i].label);
+            dl_buf_printf(b, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                             "fill=\"%s\" fill-opacity=\"%s\" stroke=\"%s\"/>", x0, y,
+                          x1 - x0, STRIP_H - 3, col, i % 2 ? "0.30" : "0.12", col);
+            if (x1 - x0 >= 6.0 * (double)strlen(st->v[i].label)) {
+                dl_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+                              (x0 + x1) / 2, y + 11);
+                dl_buf_esc(b, st->v[i].label);
+                dl_buf_printf(b, "</text>");
+            }
+            dl_buf_printf(b, "</g>");
+        }
+        dl_buf_printf(b, "</g>");
+    }
+    dl_buf_printf(b, "</g>");
+}
+
 /* The chart's figures as a table: one row per x, one column per series. */
 static void table(dl_buf_t *b, const dl_chart_t *c)
 {
@@ -353,9 +405,10 @@ void dl_svg_chart(dl_buf_t *b, const dl_chart_t *c)
 {
     axes_t a;
     range(c, &a);
+    int h = H + (c->nstrips ? STRIP_GAP + (int)c->nstrips * STRIP_H : 0);
     dl_buf_printf(b, "<figure class=\"chart\" id=\"%s\"><svg xmlns=\"http://www.w3.org/2000/svg\" "
                      "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
-                     "aria-labelledby=\"%s-t\"><title id=\"%s-t\">", c->id, W, H, W, H, c->id, c->id);
+                     "aria-labelledby=\"%s-t\"><title id=\"%s-t\">", c->id, W, h, W, h, c->id, c->id);
     dl_buf_esc(b, c->title);
     dl_buf_printf(b, "</title><text x=\"%d\" y=\"20\" font-size=\"13\" font-weight=\"bold\">", ML);
     dl_buf_esc(b, c->title);
@@ -365,6 +418,7 @@ void dl_svg_chart(dl_buf_t *b, const dl_chart_t *c)
     for (size_t k = 0; k < c->ns; k++)
         series(b, c, &a, k);
     legend(b, c);
+    strips(b, c, &a);
     dl_buf_printf(b, "</svg>");
     table(b, c);
     dl_buf_printf(b, "</figure>\n");

@@ -92,8 +92,10 @@ void dl_banner_header(FILE *f, const cJSON *run, int legend)
         fprintf(f, "# columns: time = the mean per call over back-to-back batches (busbw's "
                    "time, as nccl-tests' time); p50, p99 = a separate pass, each call timed "
                    "alone, the slowest rank's: they can exceed time; #wrong = wrong elements "
-                   "(- = not checked); stop = why timing ended: ci (the CI target met), budget "
-                   "(--budget spent first), max-iters, fixed (-n)\n");
+                   "(- = not checked); chose = what the library chose at the row's checked "
+                   "call, algorithm/protocol/channels (NCCL: its profiler; sim: the model), "
+                   "- = not known, * = the ranks differed; stop = why timing ended: ci (the CI "
+                   "target met), budget (--budget spent first), max-iters, fixed (-n)\n");
     fflush(f);
 }
 

@@ -132,12 +132,12 @@ void dl_table_header(FILE *f, const dl_coll_t *c, const char *profile, int nrank
     fprintf(f, "#\n# %s  profile %s  ranks %d%s%s%s\n", c->name, profile, nranks,
             g ? " in each group  groups " : "", name, g ? " (side by side)" : "");
     /* time: the batches' mean (busbw's time); p50, p99: calls timed one by one. */
-    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s %-*s%s\n", "size",
-            "count", "type", "redop", "root", "place", "time", "p50", "p99", "algbw", "busbw",
-            "#wrong", "iters", g ? 9 : 0, "stop", g ? "  group" : "");
-    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s\n", "(B)",
+    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s %15s %-*s%s\n",
+            "size", "count", "type", "redop", "root", "place", "time", "p50", "p99", "algbw",
+            "busbw", "#wrong", "iters", "chose", g ? 9 : 0, "stop", g ? "  group" : "");
+    fprintf(f, "#%12s %12s %9s %6s %5s %5s %10s %10s %10s %9s %9s %7s %7s %15s\n", "(B)",
             "(elements)", "", "", "", "", "(us,batch)", "(us,call)", "(us,call)", "(GB/s)", "(GB/s)",
-            "", "");
+            "", "", "(algo/proto/ch)");
     fflush(f);
 }
 
@@ -145,17 +145,22 @@ void dl_table_row(FILE *f, const dl_result_t *r)
 {
     const dl_case_t *c = &r->c;
     char group[16] = "", wrong[24] = "-", root[16] = "-"; /* "-": none, as nccl-tests */
+    char chose[48];
+    dl_rec_choice_text(r->choice.algo, r->choice.proto, r->choice.nchannels, r->choice_mixed,
+                       chose, sizeof(chose));
     if (r->split.op != DL_SPLIT_NONE)
         snprintf(group, sizeof(group), "  %5d", r->group);
     if (r->checked)
         snprintf(wrong, sizeof(wrong), "%llu", (unsigned long long)r->wrong);
     if (c->root >= 0)
         snprintf(root, sizeof(root), "%d", c->root);
-    fprintf(f, " %12llu %12zu %9s %6s %5s %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7s %7zu %-*s%s%s\n",
+    fprintf(f, " %12llu %12zu %9s %6s %5s %5s %10.2f %10.2f %10.2f %9.2f %9.2f %7s %7zu %15s "
+               "%-*s%s%s\n",
             (unsigned long long)c->counts.bytes, c->counts.param_count, dl_dtype_names[c->dtype],
             c->coll->has_op ? dl_op_names[c->op] : "none", root,
             c->place == DL_PLACE_IN ? "in" : "out", r->t.mean * 1e6, r->t.p50 * 1e6,
-            r->t.p99 * 1e6, r->algbw_gbps, r->busbw_gbps, wrong, r->t.n, group[0] ? 9 : 0,
+            r->t.p99 * 1e6, r->algbw_gbps, r->busbw_gbps, wrong, r->t.n, chose,
+            group[0] ? 9 : 0,
             (unsigned)r->stop < DL_STOP_COUNT ? dl_stop_names[r->stop] : "?", group,
             r->wrong ? "  WRONG" : "");
     fflush(f);

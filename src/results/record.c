@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define DL_REC_NAME(id, name) name,
 static const char *const status_names[DL_REC_STATUS_COUNT] = {DL_REC_STATUS_LIST(DL_REC_NAME)};
@@ -26,6 +27,36 @@ dl_rec_status_t dl_rec_status_parse(const char *name)
 int dl_rec_status_failed(dl_rec_status_t s)
 {
     return s != DL_REC_OK && s != DL_REC_SKIPPED;
+}
+
+void dl_rec_choice_text(const char *algo, const char *proto, int nchannels, int mixed, char *buf,
+                        size_t len)
+{
+    char ch[16] = "";
+    if (!algo[0] && !proto[0] && nchannels <= 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (nchannels > 0)
+        snprintf(ch, sizeof(ch), "/%d", nchannels);
+    snprintf(buf, len, "%s%s%s%s%s", algo[0] ? algo : "?", proto[0] || ch[0] ? "/" : "",
+             proto[0] ? proto : ch[0] ? "?" : "", ch, mixed ? "*" : "");
+}
+
+void dl_row_choice_text(const dl_row_t *r, char *buf, size_t len)
+{
+    dl_rec_choice_text(r->algo, r->proto, r->nchannels, r->choice_mixed, buf, len);
+}
+
+/* Names compare without case (NCCL's "Ring", a log's "RING"); a part one
+ * side does not know is no difference. */
+int dl_row_choice_differs(const dl_row_t *a, const dl_row_t *b)
+{
+    if (a->algo[0] && b->algo[0] && strcasecmp(a->algo, b->algo) != 0)
+        return 1;
+    if (a->proto[0] && b->proto[0] && strcasecmp(a->proto, b->proto) != 0)
+        return 1;
+    return a->nchannels > 0 && b->nchannels > 0 && a->nchannels != b->nchannels;
 }
 
 const dl_rec_field_t dl_rec_version_fields[] = {

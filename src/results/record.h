@@ -63,6 +63,16 @@ typedef struct {
     int choice_mixed;       /* the ranks saw different choices */
 } dl_row_t;
 
+/* A row's choice in one word, as every output shows it: "Ring/LL/2"
+ * (algorithm/protocol/channels; a part not known is left off, or "?" before
+ * one that is), "*" after it when the ranks disagreed, "-" when nothing is
+ * known. */
+void dl_rec_choice_text(const char *algo, const char *proto, int nchannels, int mixed, char *buf,
+                        size_t len);
+/* The same for a row; and whether two rows' choices differ (both known). */
+void dl_row_choice_text(const dl_row_t *r, char *buf, size_t len);
+int dl_row_choice_differs(const dl_row_t *a, const dl_row_t *b);
+
 /* A recorded setting: an environment variable, a profile's setting. */
 typedef struct {
     char key[64], value[256];

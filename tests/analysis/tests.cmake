@@ -44,3 +44,14 @@ add_test(NAME analysis_old_records
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/old_records.py ${DL_BIN}
                  ${CMAKE_SOURCE_DIR}/tests/data/old-records)
 set_tests_properties(analysis_old_records PROPERTIES LABELS analysis TIMEOUT 120)
+
+# What the library chose per row (choice_test.py): a real sim sweep on 4
+# ranks (table, report, Prometheus), and a hand-made NCCL upgrade pair in
+# data/choice (report, compare text/JSON/HTML, the page, Prometheus).
+foreach(c sim pair)
+  add_test(NAME analysis_choice_${c}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/choice_test.py ${c} ${DL_BIN}
+                   ${CMAKE_CURRENT_BINARY_DIR}/choice-work ${CMAKE_CURRENT_LIST_DIR}/data/choice
+                   ${DL_MPIRUN})
+  set_tests_properties(analysis_choice_${c} PROPERTIES LABELS analysis TIMEOUT 120)
+endforeach()

@@ -23,6 +23,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,6 +199,54 @@ def check_page(br, path, kind, want_tables, shot=None, want_marked=False):
     return d
 
 
+STRIPS_DOM = """(() => [...document.querySelectorAll('figure.chart')].map(f => {
+  const plot = f.querySelector('svg g.axes rect').getBoundingClientRect();
+  const svg = f.querySelector('svg').getBoundingClientRect();
+  return {id: f.id, label: (f.querySelector('g.strips > text') || {}).textContent || '',
+   strips: [...f.querySelectorAll('g.strip')].map(g => ({name: g.dataset.name,
+    segs: [...g.querySelectorAll('g.seg')].map(s => {
+      const r = s.querySelector('rect').getBoundingClientRect();
+      return {lo: +s.dataset.lo, hi: +s.dataset.hi, label: s.dataset.label,
+              title: s.querySelector('title').textContent,
+              below: r.top >= plot.bottom, inside: r.left >= svg.left - 1 && r.right <= svg.right + 1
+                     && r.bottom <= svg.bottom + 1 && r.width > 0}; })}))}; }))()"""
+
+
+def check_strips(br, path, rep_json, modelled):
+    """The choice under each bandwidth chart: a strip per profile whose rows
+    say, a box per run of sizes (report --json's), drawn below the plot and
+    inside the chart; none under the time charts."""
+    br.load(path)
+    charts = br.js(STRIPS_DOM)
+    want = {}
+    for c in rep_json["collectives"]:
+        for cv in c["profiles"]:
+            want[(c["collective"], cv["profile"])] = [
+                (s["min_bytes"], s["max_bytes"], s["algo"] + "/" + s["proto"]) for s in cv.get("choice", [])]
+    seen = 0
+    for i, c in enumerate(rep_json["collectives"]):
+        by_id = {x["id"]: x for x in charts}
+        bw, tm = by_id.get(f"c{i}-bw"), by_id.get(f"c{i}-time")
+        if not bw or not tm or tm["strips"]:
+            fail(f"{path}: {c['collective']}: no bandwidth chart, or strips under the time chart")
+        names = [cv["profile"] for cv in c["profiles"] if cv.get("choice")]
+        if [s["name"] for s in bw["strips"]] != names:
+            fail(f"{path}: {c['collective']}: strips {[s['name'] for s in bw['strips']]}, want {names}")
+        for st in bw["strips"]:
+            got = [(g["lo"], g["hi"], re.sub(r"/\d.*$", "", g["label"])) for g in st["segs"]]
+            if got != want[(c["collective"], st["name"])]:
+                fail(f"{path}: strip {st['name']}: {got}, want {want[(c['collective'], st['name'])]}")
+            for g in st["segs"]:
+                if not g["below"] or not g["inside"] or (modelled and "modelled" not in g["title"]):
+                    fail(f"{path}: strip box {g} not drawn under the plot inside the chart, or a "
+                         "model's not labelled")
+                seen += 1
+        if names and ("modelled" in bw["label"]) != modelled:
+            fail(f"{path}: strip label {bw['label']!r}")
+    print(f"ok choice strips {path}: {seen} boxes")
+    return seen
+
+
 TUNE_DOM = """(() => {
  const s = document.querySelector('section#tune');
  if (!s) return null;
@@ -348,6 +397,13 @@ def main():
     run([BIN, "report", nt_text, "--html", W("report-nccltext.html")])
     run([BIN, "compare", W("sim"), W("sim-slow"), "--html", W("compare-sim.html")], expect=1)
     run([BIN, "compare", nt_json, nt_text, "--html", W("compare-ncclt.html")])
+    # What NCCL chose: a hand-made upgrade pair (tests/analysis/data/choice).
+    pair = [os.path.join(DATA, "choice", n) for n in ("base.json", "new.json")]
+    run([BIN, "report", pair[1], "--html", W("report-choice.html")])
+    run([BIN, "compare", pair[0], pair[1], "--html", W("compare-choice.html")], expect=1)
+    sim_json = json.loads(run([BIN, "report", W("sim"), "--json"]).stdout)
+    pair_json = json.loads(run([BIN, "report", pair[1], "--json"]).stdout)
+    mpi_json = json.loads(run([BIN, "report", W("mpi"), "--json"]).stdout)
     os.makedirs(W("hist"))
     for n in ("mpi", "sim", "sim-slow"):
         shutil.copytree(W(n), W("hist", n))
@@ -396,6 +452,19 @@ def main():
         if "line rate" not in d["text"]:
             fail("sim report: no line rate of the modelled system")
         check_page(br, W("report-sim.html"), "report", rep)
+        if not check_strips(br, W("sweep-sim.html"), sim_json, True):
+            fail("the sim's page shows no choice")
+        if check_strips(br, W("sweep-mpi.html"), mpi_json, False):
+            fail("the mpi page shows a choice mpi never made")
+        d = check_page(br, W("report-choice.html"), "report", rep + ["choice"])
+        check_strips(br, W("report-choice.html"), pair_json, False)
+        beat = pair_json["collectives"][0]["faster_than_chosen"][0]["text"]
+        if beat not in d["text"]:
+            fail(f"report page: not {beat!r}")
+        check_page(br, W("compare-choice.html"), "compare", ["differences", "pairs"])
+        cells = br.js("[...document.querySelectorAll('table.pairs td.choice.changed')].map(c => c.innerText)")
+        if sorted(cells) != ["Ring/LL128/16 \u2192 Tree/Simple/16", "Tree/LL128/8 \u2192 Tree/Simple/8"]:
+            fail(f"compare page: the changed choices shown are {cells}")
         check_page(br, W("report-ncclt.html"), "report", rep)
         check_page(br, W("report-nccltext.html"), "report", rep)
         d = check_page(br, W("compare-sim.html"), "compare", ["fingerprint", "pairs", "chartdata"],

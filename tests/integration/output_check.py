@@ -108,13 +108,13 @@ def case_header():
 
 
 def table_rows(out):
-    """The table's rows: (bytes, place, mean, p50, p99, wrong, stop)."""
+    """The table's rows: (bytes, place, mean, p50, p99, wrong, stop, chose)."""
     rows = []
     for l in out.splitlines():
         t = l.split()
-        if l.startswith("#") or len(t) < 14:
+        if l.startswith("#") or len(t) < 15:
             continue
-        rows.append((int(t[0]), t[5], float(t[6]), float(t[7]), float(t[8]), t[11], t[13]))
+        rows.append((int(t[0]), t[5], float(t[6]), float(t[7]), float(t[8]), t[11], t[14], t[13]))
     return rows
 
 
@@ -124,8 +124,8 @@ def case_columns():
     p = sweep(4, ["-c", "allreduce", "-b", "8", "-e", "64K", "-f", "8", "--budget", "0.002",
                   "--ci-target", "0.001", "--out", out])
     hdr = [l for l in p.stdout.splitlines() if l.startswith("#") and " size " in l]
-    if not hdr or not re.search(r"\btime\b.*\bp50\b.*\bp99\b.*#wrong\s+iters\s+stop", hdr[0]):
-        fail(f"table header {hdr[:1]}: no time, p50, p99 and stop columns")
+    if not hdr or not re.search(r"\btime\b.*\bp50\b.*\bp99\b.*#wrong\s+iters\s+chose\s+stop", hdr[0]):
+        fail(f"table header {hdr[:1]}: no time, p50, p99, chose and stop columns")
     units = [l for l in p.stdout.splitlines() if l.startswith("#") and "(elements)" in l]
     if not units or units[0].count("(us,call)") != 2 or "(us,batch)" not in units[0]:
         fail(f"time, p50 and p99 are not labelled batches and single calls: {units[:1]}")
@@ -139,6 +139,8 @@ def case_columns():
             fail(f"row {t}: stop {t[6]!r}, run.json {r['stop']!r}")
         if r["converged"] != (r["stop"] == "ci"):
             fail(f"row {t}: converged {r['converged']} but stop {r['stop']}")
+    if any(t[7] != "-" or "algo" in r for t, r in zip(shown, rows)):
+        fail(f"mpi says nothing of a choice, yet rows show one: {shown[:2]}")
     if not any(r["stop"] == "budget" for r in rows):
         fail("a 2 ms budget with a 0.1% target: no row stopped on the budget")
     with open(os.path.join(out, "run.csv"), newline="") as f:
@@ -228,6 +230,17 @@ def case_sim():
     tab = [l.split() for l in p.stdout.splitlines() if l and not l.startswith("#")]
     if not tab or any(t[11] != "-" for t in tab):
         fail(f"#wrong of unchecked rows is not '-': {tab[:2]}")
+    # The model's choice, row by row: the chose column is run.json's, labelled a model's.
+    shown = table_rows(p.stdout)
+    if [t[7] for t in shown] != [f"{r.get('algo')}/{r.get('proto')}" for r in rows] or \
+            any(r.get("choice_from") != "model" or "nchannels" in r for r in rows):
+        fail(f"the chose column is not run.json's modelled choice: {[t[7] for t in shown][:4]}")
+    ring = [r["algo"] for pr in doc["profiles"] if pr["name"] == "ring" for r in pr["results"]]
+    tree = [r for pr in doc["profiles"] if pr["name"] == "default" for r in pr["results"]
+            if r["collective"] == "allreduce" and r["algo"] == "Tree"]
+    if set(ring) != {"Ring"} or not tree:
+        fail(f"NCCL_ALGO=Ring not modelled as Ring ({set(ring)}), or 64 ranks' small all-reduce "
+             "not Tree under default")
     words = "64 modelled ranks (8 nodes), carried by 4 processes on 1 host"
     rep = run([BIN, "report", out]).stdout
     if words not in rep:

@@ -270,12 +270,77 @@ static void env_recorded(void **state)
     cJSON_Delete(env);
 }
 
+/* The choice in one word, as the table, report and compare write it, and
+ * what counts as a change: a part one side does not know is none; names
+ * compare without case; the ranks' disagreement alone is none. */
+static void choice_words(void **state)
+{
+    (void)state;
+    char t[48];
+    const struct {
+        const char *algo, *proto;
+        int nch, mixed;
+        const char *want;
+    } cases[] = {
+        {"Ring", "LL", 2, 0, "Ring/LL/2"},  {"Tree", "Simple", 0, 0, "Tree/Simple"},
+        {"Ring", "", 0, 0, "Ring"},         {"", "LL128", 0, 0, "?/LL128"},
+        {"Ring", "", 4, 0, "Ring/?/4"},     {"Ring", "LL", 2, 1, "Ring/LL/2*"},
+        {"", "", 0, 0, "-"},                {"", "", 0, 1, "-"},
+    };
+    for (size_t i = 0; i < DL_ARRAY_SIZE(cases); i++) {
+        dl_rec_choice_text(cases[i].algo, cases[i].proto, cases[i].nch, cases[i].mixed, t, sizeof(t));
+        assert_string_equal(t, cases[i].want);
+    }
+    dl_row_t a, b;
+    dl_rec_row_init(&a);
+    dl_rec_row_init(&b);
+    snprintf(a.algo, sizeof(a.algo), "Ring");
+    snprintf(a.proto, sizeof(a.proto), "LL");
+    a.nchannels = 2;
+    assert_false(dl_row_choice_differs(&a, &b)); /* new says nothing: no change */
+    snprintf(b.algo, sizeof(b.algo), "RING");
+    snprintf(b.proto, sizeof(b.proto), "LL");
+    b.choice_mixed = 1;
+    assert_false(dl_row_choice_differs(&a, &b));
+    b.nchannels = 4;
+    assert_true(dl_row_choice_differs(&a, &b));
+    b.nchannels = 2;
+    snprintf(b.proto, sizeof(b.proto), "LL128");
+    assert_true(dl_row_choice_differs(&a, &b));
+    snprintf(b.proto, sizeof(b.proto), "LL");
+    snprintf(b.algo, sizeof(b.algo), "Tree");
+    assert_true(dl_row_choice_differs(&a, &b));
+}
+
+/* The table's chose column: the backend's choice, "-" when it said nothing. */
+static void table_chose_column(void **state)
+{
+    (void)state;
+    uint64_t wrong[2] = {0, 0};
+    double means[2] = {1e-5, 1e-5};
+    dl_result_t r;
+    make_result(&r, DL_COLL_ALLREDUCE, DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 1024, 2, wrong, means);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    dl_table_row(f, &r);
+    r.choice = (dl_choice_t){.algo = "Tree", .proto = "LL128", .nchannels = 8, .from = "profiler"};
+    r.choice_mixed = 1;
+    dl_table_row(f, &r);
+    fclose(f);
+    char *second = strchr(buf, '\n') + 1, *dash = strstr(buf, "               - ");
+    assert_true(dash && dash < second); /* the 15-wide column, before stop */
+    assert_non_null(strstr(second, "   Tree/LL128/8* "));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_round_trip),  cmocka_unit_test(csv_rows),
         cmocka_unit_test(no_temporaries),   cmocka_unit_test(write_fails_cleanly),
         cmocka_unit_test(env_allow_list),   cmocka_unit_test(env_recorded),
+        cmocka_unit_test(choice_words),     cmocka_unit_test(table_chose_column),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }

@@ -85,7 +85,10 @@ static double model_us(const sim_ctx_t *c, const dl_case_t *k, int tree, int pro
     return c->sys.launch_us + steps[k->coll->id](m, gpn, nodes, tree) * lat + moved / bw;
 }
 
-double sim_best_us(const sim_ctx_t *c, const dl_case_t *k)
+/* The fastest algorithm and protocol allowed, as NCCL's tuner picks the
+ * lowest modelled time: tree is all-reduce's only; ring stays when the
+ * environment excludes it but leaves nothing else for the collective. */
+double sim_pick(const sim_ctx_t *c, const dl_case_t *k, int *tree_out, int *proto_out)
 {
     double best = 0;
     int tree_ok = k->coll->id == DL_COLL_ALLREDUCE && (c->algos & 2);
@@ -96,11 +99,20 @@ double sim_best_us(const sim_ctx_t *c, const dl_case_t *k)
             if (!(c->protos & (1u << p)))
                 continue;
             double t = model_us(c, k, tree, p);
-            if (best == 0 || t < best)
+            if (best == 0 || t < best) {
                 best = t;
+                *tree_out = tree;
+                *proto_out = p;
+            }
         }
     }
     return best;
+}
+
+double sim_best_us(const sim_ctx_t *c, const dl_case_t *k)
+{
+    int tree = 0, proto = 0;
+    return sim_pick(c, k, &tree, &proto);
 }
 
 /* Counts of modelled ranks per (group, node): each rank's group is its

@@ -108,9 +108,24 @@ static dl_status_t sim_run(void *ctx, const dl_case_t *k, int iters, double *tim
 
 static dl_status_t sim_check(void *ctx, const dl_case_t *k, uint64_t *wrong)
 {
-    (void)ctx; (void)k;
+    sim_ctx_t *c = ctx;
+    int tree = 0, proto = 0;
+    sim_pick(c, k, &tree, &proto);
+    /* The model decides the algorithm and protocol, not the channels: 0. */
+    c->chose = (dl_choice_t){.nchannels = 0};
+    snprintf(c->chose.algo, sizeof(c->chose.algo), "%s", tree ? "Tree" : "Ring");
+    snprintf(c->chose.proto, sizeof(c->chose.proto), "%s", sim_proto_names[proto]);
+    snprintf(c->chose.from, sizeof(c->chose.from), "model");
     *wrong = 0; /* no data moves in a model: see "data_checked" */
     return DL_OK;
+}
+
+/* The model's choice for the checked call: what sim_run times, labelled
+ * "model" (NCCL's rules on the described system, not an observation). */
+static void sim_chose(void *ctx, dl_choice_t *out)
+{
+    const sim_ctx_t *c = ctx;
+    *out = c->chose;
 }
 
 static void sim_fini(void *ctx)
@@ -265,4 +280,5 @@ const dl_backend_ops_t dl_backend_sim = {
     .describe = sim_describe,
     .traits = sim_traits,
     .expect = sim_expect,
+    .chose = sim_chose,
 };

@@ -33,6 +33,7 @@ typedef struct {
     uint32_t id_sum;
     uint64_t calls;
     double teardown_s; /* --sim-teardown */
+    dl_choice_t chose; /* the model's choice for the case check last ran */
 } sim_ctx_t;
 
 /* model.c: the whole model of nodes (0: the file's) on one group. */
@@ -41,6 +42,9 @@ void sim_model_init(sim_ctx_t *c, int nodes);
 dl_status_t sim_model_groups(sim_ctx_t *c, const dl_split_t *sl, int world_rank);
 /* Microseconds of one call: the fastest algorithm and protocol allowed. */
 double sim_best_us(const sim_ctx_t *c, const dl_case_t *k);
+/* The same, with the choice behind it: tree (0 ring, 1 tree) and the
+ * protocol (SIM_LL, ...). */
+double sim_pick(const sim_ctx_t *c, const dl_case_t *k, int *tree, int *proto);
 /* Whether the model has the collective (a call table entry). */
 int sim_model_has(dl_coll_id_t id);
 
