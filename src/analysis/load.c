@@ -123,6 +123,10 @@ void dl_an_ranks_text(const dl_record_t *r, char *buf, size_t len)
     snprintf(hosts, sizeof(hosts), "%d host%s", r->nhosts ? r->nhosts : 1, r->nhosts > 1 ? "s" : "");
     if (!m) {
         snprintf(buf, len, "%d rank%s on %s", r->ranks, r->ranks == 1 ? "" : "s", hosts);
+        if (r->shared_gpu > 1) /* DLCOMM_SHARED_GPU: never to be read as a fabric's figures */
+            snprintf(buf + strlen(buf), len - strlen(buf),
+                     ", %d sharing each GPU as NCCL hosts of their own: shared-GPU socket "
+                     "figures (NCCL's code paths), not fabric bandwidth", r->shared_gpu);
         return;
     }
     char nodes[32] = "";
@@ -142,7 +146,7 @@ const char *dl_an_env(const dl_record_t *r, const char *key)
 
 void dl_an_describe(const dl_record_t *r, char *buf, size_t len)
 {
-    char ranks[160];
+    char ranks[256];
     dl_an_ranks_text(r, ranks, sizeof(ranks));
     int n = snprintf(buf, len, "%s%s; %s", r->nhosts > 1 ? "hosts " : "host ",
                      r->hosts[0] ? r->hosts : "?", ranks);

@@ -221,14 +221,19 @@ dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record
     out_t o = {.rep = rep, .section = DL_ADV_HOROVOD, .st = DL_OK};
     dl_curve_t c;
     char prof[64];
-    if (best_allreduce(r, &c, prof, sizeof(prof))) {
+    static const char *const hvd[] = {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME",
+                                      "HOROVOD_HIERARCHICAL_ALLREDUCE"};
+    if (r->shared_gpu > 1) { /* loopback sockets on one GPU: no training job runs like that */
+        for (size_t i = 0; i < DL_ARRAY_SIZE(hvd); i++)
+            advise(&o, hvd[i], NULL, "not judged: shared-GPU socket figures (ranks as NCCL hosts "
+                   "of their own on one GPU), not a fabric's");
+    } else if (best_allreduce(r, &c, prof, sizeof(prof))) {
         horovod_fusion(&o, &c, prof);
         horovod_hier(&o, r, &c, base);
         dl_curve_free(&c);
     } else {
-        advise(&o, "HOROVOD_FUSION_THRESHOLD", NULL, "not judged: no all-reduce in this run");
-        advise(&o, "HOROVOD_CYCLE_TIME", NULL, "not judged: no all-reduce in this run");
-        advise(&o, "HOROVOD_HIERARCHICAL_ALLREDUCE", NULL, "not judged: no all-reduce in this run");
+        for (size_t i = 0; i < DL_ARRAY_SIZE(hvd); i++)
+            advise(&o, hvd[i], NULL, "not judged: no all-reduce in this run");
     }
     o.section = DL_ADV_NCCL;
     char colls[32][64];

@@ -114,6 +114,7 @@ typedef struct {
     size_t nprofs;
     char hosts[256];      /* "a,b,c" */
     int nhosts, ranks;
+    int shared_gpu;       /* ranks on one GPU, each its own NCCL host (0: a GPU each) */
     char tool[48];        /* "dlcomm 0.1.0", "nccl-tests 2.19.6" */
     char nccl[32], cuda[32], driver[32], mpi[64], started[32];
     char kernel[96], gpu[96]; /* rank 0's host kernel; the GPU a worker reported */

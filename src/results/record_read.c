@@ -117,6 +117,8 @@ void dl_rec_read_header(const cJSON *run, dl_record_t *out)
         out->nhosts = (int)nodes;
     if (isfinite(ranks) && ranks > 0 && ranks < 1e7)
         out->ranks = (int)ranks;
+    double shared = num_of(fp, "shared_gpu");
+    out->shared_gpu = isfinite(shared) && shared >= 2 && shared < 1e7 ? (int)shared : 0;
     snprintf(out->kernel, sizeof(out->kernel), "%s",
              str_of(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fp, "hosts"), 0), "kernel", ""));
     const cJSON *mpi = cJSON_GetObjectItemCaseSensitive(fp, "mpi");

@@ -72,6 +72,20 @@ def main():
             or os.path.exists(out):
         fails.append("bad value: exit %d, %s" % (p.returncode, lines))
 
+    # A real record from the GPU host (4 ranks on one H200, each its own NCCL
+    # host): report and its page say what the figures are, and NCCL's choice.
+    ref = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results",
+                       "reference", "h200-multirank", "call1", "smoke-4ranks-run.json")
+    page = os.path.join(tmp, "report.html")
+    p = run([dlcomm, "report", ref, "--html", page])
+    html = open(page).read() if os.path.exists(page) else ""
+    for want in ("shared-GPU socket figures", "TREE/LL/1 at 8 B-256 B -> RING/LL/1 at 8 KiB",
+                 "HOROVOD_FUSION_THRESHOLD: not judged: shared-GPU"):
+        if want not in p.stdout:
+            fails.append("report of the H200 record: no '%s'" % want)
+    if "shared-GPU socket figures" not in html:
+        fails.append("the report page does not say shared-GPU socket figures")
+
     for f in fails:
         print("FAIL: " + f)
     print("ok" if not fails else "%d failures (work in %s)" % (len(fails), tmp))
