@@ -16,3 +16,13 @@ endforeach()
 # Its ranks spin (budgets, injected slowness): PROCESSORS 2 keeps ctest -j2 from
 # running a timing-judged test (tune) beside it.
 set_tests_properties(hardening_signals PROPERTIES LABELS "hardening;signals" PROCESSORS 2)
+# Second round (issue 25, round2_test.py): the nccl-tests version corpus
+# (tests/data/ncclt-corpus, every release 2.0.0 .. 2.19.6), resource limits
+# (ulimit -v, large records and comparisons: the large cases also slow), and
+# what is printed being true.
+foreach(group ncclt_corpus limits truth)
+  add_test(NAME hardening_${group}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/round2_test.py
+      --bin ${DL_BIN} --mpirun "${DL_HARD_MPIRUN}" --src ${CMAKE_SOURCE_DIR} ${group})
+  set_tests_properties(hardening_${group} PROPERTIES LABELS "hardening" TIMEOUT 300)
+endforeach()
