@@ -6,6 +6,7 @@
 #include "analysis.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static int looks_ncclt(const char *path)
     fclose(f);
     buf[n] = '\0';
     return (buf[0] == '{' && strstr(buf, "\"out_of_place\"")) || strstr(buf, "# nccl-tests version") ||
-           strstr(buf, "# Collective test starting");
+           strstr(buf, "# Collective test starting") || strstr(buf, "# nThread "); /* every release */
 }
 
 static dl_status_t add_run(dl_hist_t *h, const char *path)
@@ -53,8 +54,11 @@ static dl_status_t add_run(dl_hist_t *h, const char *path)
 static dl_status_t walk(dl_hist_t *h, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
-    if (!d)
+    if (!d) { /* its runs are missing from the story: said, as an unreadable run.json is */
+        dl_warn("%s: cannot read this folder (%s); its runs are left out", dir, strerror(errno));
+        h->skipped++;
         return DL_OK;
+    }
     dl_status_t st = DL_OK;
     struct dirent *e;
     while (st == DL_OK && (e = readdir(d))) {
@@ -297,7 +301,8 @@ static void group_text(FILE *f, const dl_hist_run_t *g, size_t n)
 dl_status_t dl_an_history_print(FILE *f, const dl_hist_t *h)
 {
     fprintf(f, "history: %zu runs, %zu groups (hosts, profile)%s\n", h->nruns, h->ngroups,
-            h->skipped ? "; some files were not runs and were left out (said above)" : "");
+            h->skipped ? "; some files or folders could not be read as runs and were left out "
+                         "(said above)" : "");
     for (size_t i = 0, j; i < h->nent; i = j) {
         for (j = i + 1; j < h->nent && !strcmp(h->ent[j].key, h->ent[i].key); j++)
             ;

@@ -77,13 +77,19 @@ dl_status_t dl_ncclt_add_pair(dl_record_t *r, dl_row_t *row, const double v[2][4
 {
     static const char *const place[2] = {"out", "in"};
     for (int i = 0; i < 2; i++) {
-        if (!(v[i][0] > 0))
+        if (isnan(v[i][0])) /* a side not run (trace replay: in-place only) */
             continue;
         snprintf(row->placement, sizeof(row->placement), "%s", place[i]);
         row->time_us = v[i][0];
         row->algbw = v[i][1];
         row->busbw = v[i][2];
         row->wrong = v[i][3];
+        char what[96];
+        if (dl_rec_row_impossible(row, what, sizeof(what))) {
+            dl_err("%s: the %s-place row of %llu bytes has %s, which no measurement gives",
+                   r->path, i ? "in" : "out-of", (unsigned long long)row->bytes, what);
+            return DL_ERR_INPUT;
+        }
         dl_status_t st = dl_rec_push_row(r, row);
         if (st != DL_OK)
             return st;

@@ -29,8 +29,8 @@ TMP = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run(args, env=None, timeout=120, mpi=0, pre=None):
-    cmd = [A.bin] + list(args)
+def run(args, env=None, timeout=120, mpi=0, pre=None, wrap=None):
+    cmd = (wrap or []) + [A.bin] + list(args)
     if mpi:
         cmd = shlex.split(A.mpirun) + ["-np", str(mpi)] + cmd
     if pre:  # a shell prefix (ulimit): the command runs under it
@@ -131,8 +131,109 @@ def g_limits():
 
 # ---- what is printed must be true ----
 
+def good_run():
+    out = os.path.join(TMP, "good")
+    if not os.path.exists(os.path.join(out, "run.json")):
+        rc, _, err = run(["sweep", "--backend", "mpi", "-b", "1K", "-e", "1M", "-c", "allreduce",
+                          "-q", "--out", out], mpi=2)
+        if rc != 0:
+            raise SystemExit("the 2-rank sweep the truth cases start from failed: %s" % err)
+    return json.load(open(os.path.join(out, "run.json")))
+
+
+def write_run(name, doc):
+    path = os.path.join(TMP, name + ".json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def truth_impossible():
+    """Impossible figures are refused, never turned into a change or advice."""
+    for tag, key, val in (("negative mean", "mean", -3), ("zero mean", "mean", 0),
+                          ("busbw 1e300", "busbw_gbps", 1e300), ("negative algbw", "algbw_gbps", -1),
+                          ("negative ci95", "ci95", -0.5)):
+        doc = good_run()
+        r = doc["profiles"][0]["results"][2]
+        if key in ("mean", "ci95"):
+            r["time_us"][key] = val
+        else:
+            r[key] = val
+        bad = write_run("impossible", doc)
+        base = os.path.join(TMP, "good")
+        for args in (["compare", base, bad], ["compare", bad, base], ["report", bad]):
+            rc, out, err = run(args)
+            check("truth: %s refused by %s" % (tag, " ".join(args[:1] + ["NEW" if args[-1] == bad
+                                                                           else "BASE"])),
+                  rc == 2 and one_line(err, "which no measurement gives") and "%" not in out,
+                  (rc, out[-300:], err))
+    # the same in nccl-tests -J JSON
+    src = json.load(open(os.path.join(A.src, "tests", "data", "ncclt-corpus",
+                                      "all_reduce_perf-2.19.6.json")))
+    src["results"][3]["out_of_place"]["bus_bw"] = 1e300
+    rc, out, err = run(["report", write_run("nt-huge", src)])
+    check("truth: nccl-tests JSON busbw 1e300 refused", rc == 2 and one_line(
+        err, "which no measurement gives"), (rc, err))
+
+
+def report_json(path):
+    rc, out, err = run(["report", "--json", path])
+    try:
+        return rc, {a["name"]: a for a in json.loads(out)["advice"]}, err
+    except (ValueError, KeyError):
+        return rc, {}, err
+
+
+def truth_report():
+    doc = good_run()
+    p = doc["profiles"][0]
+    p["status"], p["reason"] = "wrong", "rank 1 returned wrong elements"
+    for r in p["results"]:
+        r["wrong"] = 3
+    rc, adv, err = report_json(write_run("corrupt", doc))
+    a = adv.get("HOROVOD_FUSION_THRESHOLD", {})
+    check("truth: a corrupt run gives no Horovod advice", rc == 0 and not a.get("value")
+          and "failed their check" in a.get("why", ""), (rc, a, err))
+    doc = good_run()
+    p = doc["profiles"][0]
+    p["status"], p["reason"], p["results"] = "error", "NCCL init failed", []
+    rc, adv, err = report_json(write_run("errored", doc))
+    a = adv.get("HOROVOD_FUSION_THRESHOLD", {})
+    check("truth: a run whose only profile errored says so", rc == 0
+          and "ended error" in a.get("why", "") and "NCCL init failed" in a.get("why", "")
+          and "no all-reduce in this run" not in a.get("why", ""), (rc, a, err))
+    log = os.path.join(A.src, "tests", "data", "ncclt-corpus", "all_reduce_perf-2.19.6.txt")
+    rc, out, err = run(["compare", log, log])
+    check("truth: an 8-rank log's busbw 0 is not blamed on one rank",
+          rc == 0 and "busbw is 0 in 2 rows" in out and "one rank" not in out, (rc, out, err))
+
+
+def truth_sizes_history():
+    out = os.path.join(TMP, "many-sizes")
+    rc, so, err = run(["sweep", "--backend", "sim", "-b", "8", "-e", "1G", "-i", "8", "--out", out])
+    check("truth: -b 8 -e 1G -i 8 says more than 100000 sizes", rc == 2 and one_line(
+        err, "more than 100000 sizes") and not os.path.exists(out), (rc, err))
+    good_run()
+    top = os.path.join(TMP, "hist")
+    for d in ("a", "b"):
+        os.makedirs(os.path.join(top, d))
+        shutil.copy(os.path.join(TMP, "good", "run.json"), os.path.join(top, d, "run.json"))
+    for d in (TMP, top, os.path.join(top, "a"), os.path.join(TMP, "good")):
+        os.chmod(d, 0o755)
+    os.chmod(os.path.join(top, "a", "run.json"), 0o644)
+    os.chmod(os.path.join(top, "b"), 0o700 if os.geteuid() == 0 else 0o000)
+    # root reads any folder: the case runs as nobody
+    wrap = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    rc, out, err = run(["history", top], wrap=wrap)
+    check("truth: history names an unreadable folder", rc == 0 and "1 runs" in out and
+          os.path.join(top, "b") in err and "cannot read this folder" in err, (rc, out, err))
+    os.chmod(os.path.join(top, "b"), 0o755)
+
+
 def g_truth():
-    pass
+    truth_impossible()
+    truth_report()
+    truth_sizes_history()
 
 
 GROUPS = {"ncclt_corpus": g_ncclt_corpus, "limits": g_limits, "truth": g_truth}
