@@ -43,7 +43,10 @@ static dl_status_t add_run(dl_hist_t *h, const char *path)
         h->runs = v;
         h->cap = cap;
     }
-    if (dl_an_load(path, &h->runs[h->nruns]) != DL_OK) {
+    dl_status_t st = dl_an_load(path, &h->runs[h->nruns]);
+    if (st == DL_ERR_NOMEM) /* no memory is no verdict on the file: the command ends 3 */
+        return st;
+    if (st != DL_OK) {
         h->skipped++;
         return DL_OK;
     }

@@ -20,6 +20,11 @@
 /* The largest dlcomm input a reader takes (DL_READ_MAX, util.h): the
  * writer keeps under it, so what dlcomm writes dlcomm reads. */
 #define DL_RECORD_MAX_BYTES DL_READ_MAX
+/* What one row takes in run.json, a little over what sweeps write (about
+ * 950 bytes, and 42 for each rank's figures): a plan is refused when its
+ * rows would pass DL_RECORD_MAX_BYTES (dl_job_open). */
+#define DL_RECORD_ROW_BYTES 1024.0
+#define DL_RECORD_RANK_BYTES 64.0
 
 /* A profile's status: the one list (its names: dl_rec_status_name). */
 #define DL_REC_STATUS_LIST(X)                                                                      \

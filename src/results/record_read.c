@@ -561,6 +561,12 @@ cJSON *dl_record_read_tune(const char *path, int *is_run)
     }
     if (dl_read_file(path, &text, &len) != DL_OK)
         return NULL;
+    /* Neither a tune record nor a run.json with one: no tree of the whole
+     * file (several times its size) is built only to find that out. */
+    if (!strstr(text, "\"tune\"") && !strstr(text, "\"recommendation\"")) {
+        free(text);
+        return NULL;
+    }
     cJSON *root = cJSON_Parse(text), *t = NULL;
     free(text);
     if (!root)

@@ -16,6 +16,7 @@
 
 #include "../util/util.h"
 #include "sys.h"
+#include "watchdog.h"
 
 #ifdef DL_HAVE_NCCL
 #include <cuda_runtime.h>
@@ -77,6 +78,8 @@ dl_status_t dl_gpus_check(MPI_Comm comm, int cpu_ok, const char *instead)
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_size(node, &local_size);
     char mine[DL_GPU_ID_LEN], *ids = calloc((size_t)local_size, DL_GPU_ID_LEN);
+    if (!ids)
+        dl_watchdog_abort("out of memory (the host's GPU list)");
     my_gpu(local_rank, mine);
     MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, node);
     MPI_Comm_free(&node);

@@ -1,5 +1,6 @@
 /* This host's facts and the job's fingerprint. */
 #include "sys.h"
+#include "watchdog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,8 @@ cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames)
     MPI_Comm_size(comm, &n);
     dl_host_info_t me, *all = NULL;
     dl_sys_host_info(&me);
-    if (rank == 0)
-        all = calloc((size_t)n, sizeof(*all));
+    if (rank == 0 && !(all = calloc((size_t)n, sizeof(*all))))
+        dl_watchdog_abort("out of memory (the ranks' hosts)");
     MPI_Gather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, 0, comm);
     if (rank != 0)
         return NULL;
