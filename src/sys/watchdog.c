@@ -86,7 +86,8 @@ static void *watch(void *arg)
 
 void dl_watchdog_abort(const char *what)
 {
-    dl_err("%s", what);
+    if (what)
+        dl_err("%s", what);
     fflush(NULL);
     dl_launch_note(3);
     MPI_Abort(MPI_COMM_WORLD, 3); /* the peers would wait on this rank forever */

@@ -32,7 +32,7 @@ typedef struct {
  * process exits 3: a job must never run unwatched. */
 void dl_watchdog_start(const dl_watchdog_cfg_t *cfg);
 /* This rank cannot go on (no memory, no thread) where its peers wait on
- * it: one line "out of memory (what)" or what, and the job ends with exit 3
+ * it: what as one line (NULL: already said), and the job ends with exit 3
  * (MPI_Abort), never a crash. */
 void dl_watchdog_abort(const char *what) __attribute__((noreturn));
 /* Progress: a step named `name` (NULL: the same step) starts now. */

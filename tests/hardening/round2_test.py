@@ -19,6 +19,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,11 +39,14 @@ def run(args, env=None, timeout=120, mpi=0, pre=None, wrap=None):
     e = dict(os.environ)
     e.setdefault("NCCL_NVLS_ENABLE", "0")
     e.update(env or {})
+    p = subprocess.Popen(cmd, env=e, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
     try:
-        p = subprocess.run(cmd, env=e, timeout=timeout, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-    except subprocess.TimeoutExpired:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    except subprocess.TimeoutExpired:  # the whole group: mpirun and its ranks
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return "timeout", "", ""
 
 
@@ -125,8 +129,113 @@ def g_ncclt_corpus():
 
 # ---- resource limits ----
 
+def limits_threads():
+    """A thread dlcomm cannot start (under a thread or memory limit) ends the
+    job with exit 3 and a line, never a crash or a run left unwatched."""
+    if not A.fail_threads:
+        check("limits: threads (no --fail-threads shim given)", False)
+        return
+    for allow, what in ((0, "watchdog"), (1, "interrupt thread")):
+        out = os.path.join(TMP, "threads-%d" % allow)
+        pre = ["-x", "LD_PRELOAD=" + A.fail_threads, "-x", "DL_FAIL_THREADS=%d" % allow]
+        cmd = shlex.split(A.mpirun) + ["-np", "2"] + pre + [A.bin, "sweep", "--backend", "mpi",
+                                                           "-b", "1K", "-e", "64K", "-c",
+                                                           "allreduce", "-q", "--out", out]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        err = p.stderr.decode(errors="replace")
+        check("limits: sweep whose %s cannot start exits 3 with a line" % what,
+              p.returncode == 3 and "dlcomm: error: cannot start the" in err, (p.returncode, err[-500:]))
+    cmd = shlex.split(A.mpirun) + ["-np", "2", "-x", "LD_PRELOAD=" + A.fail_threads, "-x",
+                                   "DL_FAIL_THREADS=0", A.bin, "preflight", "--quick", "--json",
+                                   os.path.join(TMP, "pf.json")]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    err = p.stderr.decode(errors="replace")
+    check("limits: preflight whose watchdog cannot start exits 3 with a line",
+          p.returncode == 3 and "cannot start the watchdog thread" in err, (p.returncode, err[-500:]))
+
+
+def big_run(rows):
+    """A valid run.json of `rows` rows (a real 2-rank row, its size varied), written row by row."""
+    doc = good_run()
+    row = doc["profiles"][0]["results"][0]
+    doc["profiles"][0]["results"] = []
+    head = json.dumps(doc, indent="\t")
+    cut = head.index('"results": []') + len('"results": [')
+    os.makedirs(os.path.join(TMP, "big-%d" % rows), exist_ok=True)
+    path = os.path.join(TMP, "big-%d" % rows, "run.json")
+    with open(path, "w") as f:
+        f.write(head[:cut])
+        for k in range(rows):
+            row["bytes"] = row["bytes_requested"] = 4 * (k + 1)
+            row["count"] = k + 1
+            f.write(("," if k else "") + json.dumps(row, indent="\t"))
+        f.write(head[cut:])
+    return path
+
+
+def run_limited(args, vm_kb):
+    """rc, stderr and peak resident KB of dlcomm args under ulimit -v vm_kb (None: no limit)."""
+    pre = "ulimit -v %d" % vm_kb if vm_kb else "true"
+    p = subprocess.Popen(["bash", "-c", pre + ' && exec "$@"', "sh", A.bin] + args,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read().decode(errors="replace")
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, err, ru.ru_maxrss
+
+
+def least_vm(args):
+    """The smallest address-space limit (KB, to 8 MB) under which dlcomm args still ends 0."""
+    lo, hi = 50000, 4000000
+    if run_limited(args, hi)[0] != 0:
+        return None
+    while hi - lo > 8192:
+        mid = (lo + hi) // 2
+        if run_limited(args, mid)[0] == 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def limits_memory():
+    small = os.path.join(TMP, "good", "run.json")
+    big = big_run(50000)
+    size_kb = os.path.getsize(big) // 1024
+    # reading takes at most 3x the file (the text itself, and the rows)
+    rc, err, base_kb = run_limited(["report", small], None)
+    rc, err, rss_kb = run_limited(["report", big], None)
+    check("limits: report of a %d MB run.json takes at most 3x its size (%d MB resident over "
+          "a small run's %d MB)" % (size_kb >> 10, (rss_kb - base_kb) >> 10, base_kb >> 10),
+          rc == 0 and rss_kb - base_kb <= 3 * size_kb, (rc, err[-300:]))
+    # out of memory while reading: said as such, exit 3 (never "not valid JSON", 2)
+    floor = least_vm(["report", small])
+    if floor is None:
+        check("limits: report of a small run under a generous ulimit -v", False)
+        return
+    for args in (["report", big], ["compare", big, small], ["compare", small, big],
+                 ["history", os.path.dirname(big)]):
+        rc, err, _ = run_limited(args, floor + 16384)
+        check("limits: %s out of memory while reading says so, exit 3" % args[0],
+              rc == 3 and "out of memory" in err and "not valid" not in err, (rc, err[-300:]))
+    os.unlink(big)
+
+
+def limits_record():
+    """What sweep would write beyond what its readers take is refused up front."""
+    out = os.path.join(TMP, "too-big")
+    rc, so, err = run(["sweep", "--backend", "sim", "-b", "1K", "-e", "55000K", "-i", "1K", "-c",
+                       "allreduce,allgather,broadcast", "--out", out], mpi=2, timeout=60)
+    check("limits: a plan whose run.json passes 256 MiB is refused before it runs",
+          rc == 2 and "256 MiB" in err and "run.json" in err and not os.path.exists(out),
+          (rc, err[-400:]))
+
+
 def g_limits():
-    pass
+    good_run()
+    limits_threads()
+    limits_memory()
+    limits_record()
 
 
 # ---- what is printed must be true ----
@@ -245,6 +354,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mpirun", default="mpirun --oversubscribe")
     ap.add_argument("--src", default=os.path.dirname(os.path.dirname(HERE)))
+    ap.add_argument("--fail-threads", default="",
+                    help="the LD_PRELOAD library that fails dlcomm's pthread_create (fail_threads.c)")
     ap.add_argument("groups", nargs="+", choices=sorted(GROUPS))
     A = ap.parse_args()
     TMP = tempfile.mkdtemp(prefix="dl-round2-")
