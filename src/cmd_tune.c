@@ -650,8 +650,9 @@ static dl_status_t prepare(tune_t *t)
     t->backward_s = o->backward_ms / 1e3;
     if (o->curve) { /* a bad curve is bad input, found before anything runs */
         dl_record_t r;
-        if (dl_an_load(o->curve, &r) != DL_OK)
-            return DL_ERR_INPUT;
+        dl_status_t lst = dl_an_load(o->curve, &r); /* no memory: 3, not 2 */
+        if (lst != DL_OK)
+            return lst == DL_ERR_NOMEM ? lst : DL_ERR_INPUT;
         dl_curve_t cv;
         dl_status_t st = dl_curve_get(&r, r.nprofs ? r.profs[0].name : "", "allreduce", &cv);
         if (st == DL_OK)
