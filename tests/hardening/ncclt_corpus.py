@@ -136,14 +136,14 @@ def row_lead(ver, coll, size, count):
     return "%12d  %12d  %8s  %6s  %6i" % (size, count, "float", op, 0 if coll in ROOTED else -1)
 
 
-def rows(ver, coll, slow=1.0, per_iter=False, stamp=False):
+def rows(ver, coll, slow=1.0, per_iter=False, stamp=False, delta=5e-07):
     out = []
     for size in SIZES:
         line = row_lead(ver, coll, size, size // 4)
         for place in (0, 1):
             us = (8.0 + size / 100e3) * slow * (1.0 if place == 0 else 0.98)
             algbw = size / us / 1e3
-            check = 5e-07 if ver < (2, 13) else 0
+            check = delta if ver < (2, 13) else 0
             line += body(ver, us, algbw, algbw * FACTOR.get(coll, 1.0), check)
             if per_iter:
                 line += "  %7s  %7s  %7s  %7s" % (float_str(us * 0.9, 7), float_str(us * 1.2, 7),
@@ -154,8 +154,9 @@ def rows(ver, coll, slow=1.0, per_iter=False, stamp=False):
     return out
 
 
-def footer(ver, coll):
-    out = ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 12.345 ", "#"]
+def footer(ver, coll, oob=0):
+    out = ["# Out of bounds values : %d %s" % (oob, "FAILED" if oob else "OK"),
+           "# Avg bus bandwidth    : 12.345 ", "#"]
     if ver >= (2, 16, 7):
         out.append("# Collective test concluded: %s_perf" % coll)
     return out
@@ -165,7 +166,8 @@ def log(ver, coll="all_reduce", slow=1.0, **kw):
     flags = {k: kw[k] for k in ("per_iter", "stamp") if k in kw}
     lines = preamble(ver, coll, per_iter=kw.get("per_iter", False))
     lines += header(ver, coll, cputime=kw.get("cputime", False), **flags)
-    lines += rows(ver, coll, slow, **flags) + footer(ver, coll)
+    oob = kw.get("oob", 0)
+    lines += rows(ver, coll, slow, delta=2.0 if oob else 5e-07, **flags) + footer(ver, coll, oob)
     return "\n".join(lines) + "\n"
 
 
@@ -211,6 +213,10 @@ def corpus():
                          ("reduce", "sum")):
             files["%s_perf-%s.txt" % (coll, rel)] = (log(ver, coll), ok(
                 coll.replace("_", ""), op, wrong="unchecked"))
+    # up to 2.11 the log's own check is its "Out of bounds values" line
+    bad = ok(wrong="unchecked")
+    bad["status"] = "wrong"
+    files["all_reduce_perf-2.11.0-oob.txt"] = (log(v("2.11.0"), oob=4), bad)
     # no collective in the text (before 2.16.7) nor in the name
     files["run-2.16.0.txt"] = (log(v("2.16.0")), refused("does not name its collective"))
     files["run-2.11.0.txt"] = (log(v("2.11.0")), refused("does not name its collective"))

@@ -83,6 +83,7 @@ def corpus_read(name, exp):
               and d["ranks"] == exp["ranks"] and "%d hosts" % exp["hosts"] in d["run"])
         if exp.get("tool"):
             ok = ok and exp["tool"] in d["run"]
+        ok = ok and d["profiles"][0]["status"] == exp.get("status", "ok")
     except (ValueError, KeyError, IndexError) as e:
         ok, d = False, e
     check("corpus %s read" % name, ok, (rc, err, str(d)[:300]))
@@ -102,7 +103,7 @@ def corpus_across():
     new = os.path.join(corpus_dir(), "all_reduce_perf-2.19.6.txt")
     for name in sorted(exp):
         if not name.startswith("all_reduce_perf-") or not name.endswith(".txt") \
-                or exp[name]["exit"] != 0:
+                or exp[name]["exit"] != 0 or exp[name].get("status"):
             continue
         rc, out, err = run(["compare", os.path.join(corpus_dir(), name), new])
         check("corpus %s against 2.19.6: 18 unchanged" % name,
@@ -117,6 +118,10 @@ def g_ncclt_corpus():
     for name in sorted(exp):
         corpus_read(name, exp[name])
     corpus_across()
+    old = os.path.join(corpus_dir(), "all_reduce_perf-2.11.0.txt")
+    rc, out, err = run(["compare", old, os.path.join(corpus_dir(), "all_reduce_perf-2.11.0-oob.txt")])
+    check("corpus: a 2.11 log whose own check failed (out of bounds) fails compare",
+          rc == 1 and "out-of-bounds" in out, (rc, out[-300:], err))
     # a file in a form the generator does not write: a log without its name and columns
     # that name no one collective (up to 2.11, all_gather/sendrecv/hypercube look alike)
     src = open(os.path.join(corpus_dir(), "all_gather_perf-2.11.0.txt")).read()
