@@ -7,6 +7,8 @@
 # and full filesystems, stdout trouble, mutated input files, DLCOMM_INJECT
 # grammar, secrets in profiles. Any broken promise is a finding (exit 1).
 #   scripts/adversarial.sh [BUILD_DIR] [SCALE]
+# The second round's classes (round2_test.py): the nccl-tests version
+# corpus, resource limits, what is printed.
 # Defaults build, 1 (about 10 minutes on 2 cores); SCALE multiplies every
 # class's count (0.1: a two-minute look; readers: 400 mutations at 1).
 # Last figures: results/reference/hardening.md.
@@ -21,6 +23,8 @@ python3 tests/hardening/hardening_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
 rc=$?
 python3 tests/hardening/round2_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
   links unattended launch silent || rc=1
+python3 tests/hardening/round2b_test.py --bin "$b/dlcomm" --mpirun "$mpirun" \
+  --fail-threads "$b/tests/libdl_fail_threads.so" ncclt_corpus limits truth || rc=1
 python3 scripts/adversarial_wide.py --bin "$b/dlcomm" --mpirun "$mpirun" --scale "$scale" \
   --json "${TMPDIR:-/tmp}/dlcomm-adversarial-wide.json" || rc=1
 exit $rc

@@ -68,11 +68,12 @@ static int compare_main(int argc, char **argv)
     if (o.json && dl_out_file_check("--json", o.json) != DL_OK)
         return 2;
     dl_record_t b, n;
-    if (dl_an_load(pos[0], &b) != DL_OK)
-        return 2;
-    if (dl_an_load(pos[1], &n) != DL_OK) {
+    dl_status_t st = dl_an_load(pos[0], &b); /* bad input 2, out of memory 3 */
+    if (st != DL_OK)
+        return dl_status_exit_code(st);
+    if ((st = dl_an_load(pos[1], &n)) != DL_OK) {
         dl_record_free(&b);
-        return 2;
+        return dl_status_exit_code(st);
     }
     for (int i = 0; i < 2; i++)
         if (dl_an_still_running(i ? &n : &b)) { /* not judged before it ends */
@@ -93,7 +94,7 @@ static int compare_main(int argc, char **argv)
                c.warnings[0] ? "; the runs differ: " : "", c.warnings);
         goto out;
     }
-    dl_status_t st = o.json ? dl_an_cmp_json(o.json, &b, &n, &co, &c) : DL_OK;
+    st = o.json ? dl_an_cmp_json(o.json, &b, &n, &co, &c) : DL_OK;
     if (st == DL_OK && o.html)
         st = dl_an_html_compare(o.html, &b, &n, &co, &c);
     if (st != DL_OK) { /* checked before: what fails now is the writing (disk full): 3 */

@@ -187,8 +187,9 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
     if (a->system && (st = system_setup(a, ps)) != DL_OK)
         return st;
     if (a->baseline && dl_launcher_is_rank0()) { /* the one reader: it names the file and the problem */
-        if (dl_an_load(a->baseline, &ps->baseline) != DL_OK)
-            return DL_ERR_INPUT;
+        dl_status_t lst = dl_an_load(a->baseline, &ps->baseline); /* no memory: 3, not 2 */
+        if (lst != DL_OK)
+            return lst == DL_ERR_NOMEM ? lst : DL_ERR_INPUT;
         o->baseline = &ps->baseline;
         o->baseline_path = a->baseline;
     }

@@ -118,15 +118,16 @@ static int report_main(int argc, char **argv)
     }
     dl_record_t r, b;
     int have_base = 0;
-    if (dl_an_load(pos[0], &r) != DL_OK) {
+    dl_status_t st = dl_an_load(pos[0], &r); /* bad input 2, out of memory 3 */
+    if (st != DL_OK) {
         cJSON_Delete(own);
-        return 2;
+        return dl_status_exit_code(st);
     }
     if (o.baseline) {
-        if (dl_an_load(o.baseline, &b) != DL_OK) {
+        if ((st = dl_an_load(o.baseline, &b)) != DL_OK) {
             cJSON_Delete(own);
             dl_record_free(&r);
-            return 2;
+            return dl_status_exit_code(st);
         }
         have_base = 1;
     }
@@ -140,7 +141,7 @@ static int report_main(int argc, char **argv)
     }
     /* A tune run's rows are its steps' calls, not a sweep: nothing to compare. */
     dl_tune_rep_t t;
-    dl_status_t st = tune ? dl_an_tune_make(tune, own ? NULL : &r, &t) : DL_OK;
+    st = tune ? dl_an_tune_make(tune, own ? NULL : &r, &t) : DL_OK;
     if (st == DL_OK && o.prometheus)
         st = dl_an_prometheus(o.prometheus, &r);
     if (st == DL_OK && o.html) {

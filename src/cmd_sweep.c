@@ -160,6 +160,23 @@ static dl_status_t check_sizes(const sweep_opts_t *o, sweep_plan_t *sp)
     return DL_OK;
 }
 
+/* Why the range gave no list, in its own words: too many sizes (a step
+ * that small is a typo), or no memory for them. */
+static dl_status_t sizes_refused(const sweep_opts_t *o, const sweep_plan_t *sp, dl_status_t st)
+{
+    unsigned long long lo = o->minbytes, hi = o->maxbytes;
+    if (st == DL_ERR_NOMEM) {
+        dl_err("out of memory for the list of sizes %llu..%llu", lo, hi);
+        return st;
+    }
+    if (lo > 0 && hi >= lo && (sp->stepbytes || o->factor > 1.0))
+        dl_err("the size range %llu..%llu gives more than %d sizes (a sweep takes at most "
+               "that many): use a larger step (-i) or a factor (-f)", lo, hi, DL_SIZES_MAX);
+    else
+        dl_err("the size range %llu..%llu gives no usable list of sizes", lo, hi);
+    return DL_ERR_USAGE;
+}
+
 static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
 {
     dl_plan_t *p = &sp->plan;
@@ -175,11 +192,8 @@ static dl_status_t build_plan(const sweep_opts_t *o, sweep_plan_t *sp)
     if (st != DL_OK)
         return st;
     st = dl_sizes_build(o->minbytes, o->maxbytes, o->factor, sp->stepbytes, &sp->sizes);
-    if (st != DL_OK) {
-        dl_err("the size range %llu..%llu gives no usable list of sizes",
-               (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
-        return DL_ERR_USAGE;
-    }
+    if (st != DL_OK)
+        return sizes_refused(o, sp, st);
     p->sweep.sizes = sp->sizes.v;
     p->sweep.nsizes = sp->sizes.n;
     if (o->matrix && (st = load_matrix(o->matrix, p->sweep.colls, sp->sizes.n)) != DL_OK)

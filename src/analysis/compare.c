@@ -207,6 +207,12 @@ dl_status_t dl_an_compare(const dl_record_t *b, const dl_record_t *n, const dl_c
         return DL_ERR_NOMEM;
     }
     char *matched = calloc(b->nrows + 1, 1);
+    if (!matched) {
+        free(idx);
+        free(c->pairs);
+        c->pairs = NULL;
+        return DL_ERR_NOMEM;
+    }
     for (size_t i = 0; i < n->nrows; i++) {
         const dl_row_t *key = &n->rows[i];
         const dl_row_t *hit = find(idx, b->nrows, key, with_profile);

@@ -44,6 +44,20 @@ static void pair_line(FILE *f, const dl_pair_t *p, int merged)
             (p->metric == DL_M_BUSBW ? -p->change : p->change) * 100.0, spread, group, chose);
 }
 
+/* Why busbw is 0 where compare fell back to time: one rank moves nothing
+ * across a bus; with more, the figure was below what the file records
+ * (a nccl-tests log prints 0.00 GB/s under 0.005). */
+static const char *zero_busbw_why(const dl_cmp_t *c)
+{
+    for (size_t i = 0; i < c->npairs; i++) {
+        const dl_pair_t *p = &c->pairs[i];
+        if (p->metric == DL_M_TIME && p->cur->busbw == 0 && p->cur->ranks > 1)
+            return "too small for the figures recorded: a nccl-tests log prints 0.00 below "
+                   "0.005 GB/s";
+    }
+    return "one rank: nothing crosses a bus";
+}
+
 static void print_header(FILE *f, const dl_record_t *b, const dl_record_t *n, const dl_cmp_t *c)
 {
     char db[512], dn[512];
@@ -103,8 +117,8 @@ void dl_an_cmp_print(FILE *f, const dl_record_t *b, const dl_record_t *n, const 
             c->count[DL_V_REGRESSION], c->count[DL_V_IMPROVEMENT], c->count[DL_V_UNCHANGED],
             c->count[DL_V_NOISE]);
     if (c->fallback)
-        fprintf(f, "note: busbw is 0 in %zu rows (one rank: nothing crosses a bus); compared "
-                   "by time there\n", c->fallback);
+        fprintf(f, "note: busbw is 0 in %zu rows (%s); compared by time there\n", c->fallback,
+                zero_busbw_why(c));
     if (o->use_p50)
         fprintf(f, "note: judged by the median call (--stat p50)%s\n",
                 c->no_p50 ? "; rows without a median (nccl-tests) by the mean" : "");

@@ -6,6 +6,7 @@
 #include "analysis.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static int looks_ncclt(const char *path)
     fclose(f);
     buf[n] = '\0';
     return (buf[0] == '{' && strstr(buf, "\"out_of_place\"")) || strstr(buf, "# nccl-tests version") ||
-           strstr(buf, "# Collective test starting");
+           strstr(buf, "# Collective test starting") || strstr(buf, "# nThread "); /* every release */
 }
 
 static dl_status_t add_run(dl_hist_t *h, const char *path)
@@ -42,7 +43,10 @@ static dl_status_t add_run(dl_hist_t *h, const char *path)
         h->runs = v;
         h->cap = cap;
     }
-    if (dl_an_load(path, &h->runs[h->nruns]) != DL_OK) {
+    dl_status_t st = dl_an_load(path, &h->runs[h->nruns]);
+    if (st == DL_ERR_NOMEM) /* no memory is no verdict on the file: the command ends 3 */
+        return st;
+    if (st != DL_OK) {
         h->skipped++;
         return DL_OK;
     }
@@ -53,8 +57,11 @@ static dl_status_t add_run(dl_hist_t *h, const char *path)
 static dl_status_t walk(dl_hist_t *h, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
-    if (!d)
+    if (!d) { /* its runs are missing from the story: said, as an unreadable run.json is */
+        dl_warn("%s: cannot read this folder (%s); its runs are left out", dir, strerror(errno));
+        h->skipped++;
         return DL_OK;
+    }
     dl_status_t st = DL_OK;
     struct dirent *e;
     while (st == DL_OK && (e = readdir(d))) {
@@ -313,7 +320,8 @@ static void group_text(FILE *f, const dl_hist_run_t *g, size_t n)
 dl_status_t dl_an_history_print(FILE *f, const dl_hist_t *h)
 {
     fprintf(f, "history: %zu runs, %zu groups (hosts, profile)%s\n", h->nruns, h->ngroups,
-            h->skipped ? "; some files were not runs and were left out (said above)" : "");
+            h->skipped ? "; some files or folders could not be read as runs and were left out "
+                         "(said above)" : "");
     for (size_t i = 0, j; i < h->nent; i = j) {
         for (j = i + 1; j < h->nent && !strcmp(h->ent[j].key, h->ent[i].key); j++)
             ;

@@ -156,15 +156,42 @@ static void pairs_table(dl_buf_t *b, const dl_cmp_t *c)
 }
 
 /* Whether a pair of this curve's kind at this size regressed. */
-static int regressed(const dl_cmp_t *c, const dl_row_t *row, int merged)
+/* NEW's rows that regressed, sorted, so that each charted size is one
+ * lookup (a scan of every pair for each point made a comparison of a
+ * million rows take minutes). Profiles merged: compared without names. */
+typedef struct {
+    const dl_row_t **v;
+    size_t n;
+    int merged;
+} regs_t;
+
+static int row_cmp_named(const void *a, const void *b)
 {
-    for (size_t i = 0; i < c->npairs; i++) {
-        const dl_row_t *x = c->pairs[i].cur;
-        if (c->pairs[i].verdict == DL_V_REGRESSION && x->bytes == row->bytes &&
-            !dl_an_row_cmp(x, row, !merged))
-            return 1;
-    }
-    return 0;
+    return dl_an_row_cmp(*(const dl_row_t *const *)a, *(const dl_row_t *const *)b, DL_ROW_PROFILE);
+}
+
+static int row_cmp_unnamed(const void *a, const void *b)
+{
+    return dl_an_row_cmp(*(const dl_row_t *const *)a, *(const dl_row_t *const *)b, 0);
+}
+
+static dl_status_t regs_make(const dl_cmp_t *c, regs_t *g)
+{
+    g->n = 0;
+    g->merged = c->profiles_merged;
+    if (!(g->v = malloc((c->count[DL_V_REGRESSION] + 1) * sizeof(*g->v))))
+        return DL_ERR_NOMEM;
+    for (size_t i = 0; i < c->npairs; i++)
+        if (c->pairs[i].verdict == DL_V_REGRESSION && g->n < c->count[DL_V_REGRESSION])
+            g->v[g->n++] = c->pairs[i].cur;
+    qsort(g->v, g->n, sizeof(*g->v), g->merged ? row_cmp_unnamed : row_cmp_named);
+    return DL_OK;
+}
+
+static int regressed(const regs_t *g, const dl_row_t *row)
+{
+    return bsearch(&row, g->v, g->n, sizeof(*g->v), g->merged ? row_cmp_unnamed : row_cmp_named) !=
+           NULL;
 }
 
 typedef struct {
@@ -176,7 +203,7 @@ typedef struct {
 
 /* One profile's pair of series (base, new) for a collective; 0 when
  * either run lacks it. */
-static int sides(const dl_record_t *b, const dl_record_t *n, const dl_cmp_t *c, const char *pb,
+static int sides(const dl_record_t *b, const dl_record_t *n, const regs_t *g, const char *pb,
                  const char *pn, const char *coll, side_t *s)
 {
     memset(s, 0, sizeof(*s));
@@ -190,7 +217,7 @@ static int sides(const dl_record_t *b, const dl_record_t *n, const dl_cmp_t *c, 
         !(s->mark = calloc(s->cv[1].n + 1, sizeof(int))))
         return -1;
     for (size_t i = 0; i < s->cv[1].n; i++)
-        s->mark[i] = regressed(c, s->cv[1].v[i], c->profiles_merged);
+        s->mark[i] = regressed(g, s->cv[1].v[i]);
     snprintf(s->name[0], sizeof(s->name[0]), "base %s", pb);
     snprintf(s->name[1], sizeof(s->name[1]), "new %s", pn);
     return 1;
@@ -206,7 +233,8 @@ static void sides_free(side_t *s)
 }
 
 static dl_status_t coll_chart(dl_buf_t *b, const dl_record_t *rb, const dl_record_t *rn,
-                              const dl_cmp_opts_t *o, const dl_cmp_t *c, const char *coll, int ci)
+                              const dl_cmp_opts_t *o, const dl_cmp_t *c, const regs_t *g,
+                              const char *coll, int ci)
 {
     size_t np, ns = 0, nsd = 0;
     dl_name_t *profs = dl_an_profile_names(rn, &np);
@@ -216,7 +244,7 @@ static dl_status_t coll_chart(dl_buf_t *b, const dl_record_t *rb, const dl_recor
     int by_time = o->metric == DL_M_TIME, algbw = 0;
     for (size_t k = 0; st == DL_OK && k < np; k++) {
         const char *pb = c->profiles_merged ? rb->rows[0].profile : profs[k];
-        int got = sides(rb, rn, c, pb, profs[k], coll, &sd[nsd]);
+        int got = sides(rb, rn, g, pb, profs[k], coll, &sd[nsd]);
         if (got < 0)
             st = DL_ERR_NOMEM;
         if (got == 0)
@@ -266,9 +294,11 @@ dl_status_t dl_an_html_compare(const char *path, const dl_record_t *b, const dl_
     fingerprints(&buf, b, n);
     char colls[32][64];
     size_t nc = dl_an_names(n, 0, colls, 32);
-    dl_status_t st = DL_OK;
+    regs_t g;
+    dl_status_t st = regs_make(c, &g);
     for (size_t i = 0; i < nc && st == DL_OK; i++)
-        st = coll_chart(&buf, b, n, o, c, colls[i], (int)i);
+        st = coll_chart(&buf, b, n, o, c, &g, colls[i], (int)i);
+    free(g.v);
     pairs_table(&buf, c); /* long: after the charts it explains */
     if (st == DL_OK)
         st = dl_html_end(&buf, path);

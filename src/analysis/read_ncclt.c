@@ -4,6 +4,7 @@
  * ci95 and stdev stay unknown (NAN) and compare judges such rows by its
  * threshold alone. */
 #include "analysis.h"
+#include "ncclt.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -45,9 +46,8 @@ void dl_an_ncclt_dtype(const char *s, char *out, size_t len)
     snprintf(out, len, "%s", s);
 }
 
-/* 22809 -> "2.28.9" (NCCL_VERSION_CODE = major*10000 + minor*100 + patch). */
 /* nccl-tests measures NCCL: its rows compare with the nccl backend's. */
-static dl_rec_profile_t *ncclt_prof(dl_record_t *r)
+dl_rec_profile_t *dl_ncclt_prof(dl_record_t *r)
 {
     dl_rec_profile_t *p = dl_rec_push_profile(r, "nccl-tests");
     if (p)
@@ -55,7 +55,7 @@ static dl_rec_profile_t *ncclt_prof(dl_record_t *r)
     return p;
 }
 
-static void nccl_code(double code, char *out, size_t len)
+void dl_ncclt_nccl_code(double code, char *out, size_t len)
 {
     if (!(code >= 10000 && code < 1e7))
         return;
@@ -63,7 +63,7 @@ static void nccl_code(double code, char *out, size_t len)
     snprintf(out, len, "%ld.%ld.%ld", c / 10000, c % 10000 / 100, c % 100);
 }
 
-static void add_host(dl_record_t *r, const char *host)
+void dl_ncclt_add_host(dl_record_t *r, const char *host)
 {
     size_t hl = strlen(host), n = strlen(r->hosts);
     for (const char *p = r->hosts; (p = strstr(p, host)); p += hl)
@@ -73,18 +73,23 @@ static void add_host(dl_record_t *r, const char *host)
     r->nhosts++;
 }
 
-/* Two rows (out, in) of one size; a side with no time is left out. */
-static dl_status_t add_pair(dl_record_t *r, dl_row_t *row, const double v[2][4])
+dl_status_t dl_ncclt_add_pair(dl_record_t *r, dl_row_t *row, const double v[2][4])
 {
     static const char *const place[2] = {"out", "in"};
     for (int i = 0; i < 2; i++) {
-        if (!(v[i][0] > 0))
+        if (isnan(v[i][0])) /* a side not run (trace replay: in-place only) */
             continue;
         snprintf(row->placement, sizeof(row->placement), "%s", place[i]);
         row->time_us = v[i][0];
         row->algbw = v[i][1];
         row->busbw = v[i][2];
         row->wrong = v[i][3];
+        char what[96];
+        if (dl_rec_row_impossible(row, what, sizeof(what))) {
+            dl_err("%s: the %s-place row of %llu bytes has %s, which no measurement gives",
+                   r->path, i ? "in" : "out-of", (unsigned long long)row->bytes, what);
+            return DL_ERR_INPUT;
+        }
         dl_status_t st = dl_rec_push_row(r, row);
         if (st != DL_OK)
             return st;
@@ -112,18 +117,30 @@ static void json_header(const cJSON *doc, dl_record_t *r, char *coll, size_t cle
     const cJSON *a0 = cJSON_GetArrayItem(args, 0);
     dl_an_ncclt_coll(cJSON_IsString(a0) && a0->valuestring ? a0->valuestring : "unknown", coll,
                      clen);
-    nccl_code(jnum(doc, "nccl_version"), r->nccl, sizeof(r->nccl));
+    dl_ncclt_nccl_code(jnum(doc, "nccl_version"), r->nccl, sizeof(r->nccl));
     const cJSON *dev;
     cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(
                                 cJSON_GetObjectItemCaseSensitive(doc, "config"), "devices"))
     {
-        add_host(r, jstr(dev, "hostname", "?"));
+        dl_ncclt_add_host(r, jstr(dev, "hostname", "?"));
         r->ranks++;
     }
     if (r->ranks == 0)
         r->ranks = 1;
     snprintf(r->tool, sizeof(r->tool), "nccl-tests"); /* the JSON does not say which */
     snprintf(r->started, sizeof(r->started), "%s", jstr(doc, "start_time", ""));
+}
+
+/* -C 1 writes "cpu_time" where "time" was: the host's time per call, not
+ * the collective's, so such a file gives no rows to compare. */
+static int json_cputime(const cJSON *results)
+{
+    const cJSON *e = cJSON_GetArrayItem(results, 0);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "out_of_place");
+    if (!cJSON_IsObject(s))
+        s = cJSON_GetObjectItemCaseSensitive(e, "in_place");
+    return cJSON_GetObjectItemCaseSensitive(s, "cpu_time") &&
+           !cJSON_GetObjectItemCaseSensitive(s, "time");
 }
 
 dl_status_t dl_an_read_ncclt_json(const char *buf, dl_record_t *r)
@@ -135,9 +152,15 @@ dl_status_t dl_an_read_ncclt_json(const char *buf, dl_record_t *r)
         dl_err("%s: not valid nccl-tests JSON (no results array)", r->path);
         return DL_ERR_INPUT;
     }
+    if (json_cputime(results)) {
+        cJSON_Delete(doc);
+        dl_err("%s: nccl-tests ran with -C 1 (cpu_time: the host's time per call, not the "
+               "collective's); rerun it without -C to compare its times", r->path);
+        return DL_ERR_INPUT;
+    }
     char coll[32];
     json_header(doc, r, coll, sizeof(coll));
-    dl_status_t st = ncclt_prof(r) ? DL_OK : DL_ERR_NOMEM;
+    dl_status_t st = dl_ncclt_prof(r) ? DL_OK : DL_ERR_NOMEM;
     const cJSON *e;
     cJSON_ArrayForEach(e, results)
     {
@@ -165,106 +188,8 @@ dl_status_t dl_an_read_ncclt_json(const char *buf, dl_record_t *r)
             v[i][2] = jnum(s, "bus_bw");
             v[i][3] = jnum(s, "nwrong");
         }
-        st = add_pair(r, &row, v);
+        st = dl_ncclt_add_pair(r, &row, v);
     }
     cJSON_Delete(doc);
-    return st;
-}
-
-/* ---- text ---- */
-
-static int parse_num(const char *s, double *v)
-{
-    char *end;
-    if (strcmp(s, "N/A") == 0) {
-        *v = NAN;
-        return 1;
-    }
-    *v = strtod(s, &end);
-    return end != s && *end == '\0' && !isinf(*v);
-}
-
-/* A table row: size count type redop [root] then 4 figures per placement. */
-static dl_status_t text_row(dl_record_t *r, char *line, const char *coll)
-{
-    char *tok[16], *save = NULL;
-    int n = 0;
-    for (char *t = strtok_r(line, " \t\r", &save); t && n < 16; t = strtok_r(NULL, " \t\r", &save))
-        tok[n++] = t;
-    if (n != 12 && n != 13)
-        return DL_OK;
-    double size, count, v[2][4];
-    if (!parse_num(tok[0], &size) || !parse_num(tok[1], &count) || !(size >= 0 && size < 1.8e19))
-        return DL_OK;
-    int f = n - 8;
-    for (int i = 0; i < 8; i++)
-        if (!parse_num(tok[f + i], &v[i / 4][i % 4]))
-            return DL_OK;
-    dl_row_t row;
-    dl_rec_row_init(&row);
-    snprintf(row.profile, sizeof(row.profile), "nccl-tests");
-    snprintf(row.collective, sizeof(row.collective), "%s", coll);
-    dl_an_ncclt_dtype(tok[2], row.dtype, sizeof(row.dtype));
-    snprintf(row.op, sizeof(row.op), "%s", tok[3]);
-    row.bytes = (uint64_t)size;
-    row.ranks = r->ranks ? r->ranks : 1;
-    return add_pair(r, &row, v);
-}
-
-static void text_header(dl_record_t *r, const char *line, char *coll, size_t clen, int *iters)
-{
-    const char *p;
-    char word[128];
-    if ((p = strstr(line, "Collective test starting:")) &&
-        sscanf(p + 25, " %127s", word) == 1)
-        dl_an_ncclt_coll(word, coll, clen);
-    if ((p = strstr(line, "nccl-tests version ")) && sscanf(p + 19, "%31s", word) == 1)
-        snprintf(r->tool, sizeof(r->tool), "nccl-tests %.30s", word);
-    if ((p = strstr(line, "nccl-library=")))
-        nccl_code(strtod(p + 13, NULL), r->nccl, sizeof(r->nccl));
-    if ((p = strstr(line, " iters: ")))
-        *iters = atoi(p + 8);
-    if (strncmp(line, "#  Rank ", 8) == 0 && (p = strstr(line, " on ")) &&
-        sscanf(p + 4, " %127s", word) == 1) {
-        add_host(r, word);
-        r->ranks++;
-    }
-}
-
-dl_status_t dl_an_read_ncclt_text(const char *buf, dl_record_t *r)
-{
-    char coll[32] = "unknown", line[1024];
-    int iters = 0, runs = 0;
-    dl_status_t st = DL_OK;
-    /* One file, one run: concatenated logs would count every rank twice
-     * and mix two runs' rows, so they are refused, not half-read. */
-    for (const char *q = buf; (q = strstr(q, "Collective test starting:")); q++)
-        runs++;
-    if (runs > 1) {
-        dl_err("%s: holds %d nccl-tests runs (concatenated logs); give each run its own file",
-               r->path, runs);
-        return DL_ERR_INPUT;
-    }
-    for (const char *p = buf; *p && st == DL_OK;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), p);
-        p += len + (nl ? 1 : 0);
-        if (line[0] == '#') {
-            text_header(r, line, coll, sizeof(coll), &iters);
-            continue;
-        }
-        if (r->nprofs == 0 && !ncclt_prof(r))
-            return DL_ERR_NOMEM;
-        st = text_row(r, line, coll);
-    }
-    for (size_t i = 0; i < r->nrows; i++)
-        r->rows[i].iterations = iters > 0 ? iters : 0;
-    if (st == DL_OK && r->nrows == 0) {
-        dl_err("%s: not a dlcomm run.json, nccl-tests JSON or nccl-tests output", r->path);
-        return DL_ERR_INPUT;
-    }
-    if (!r->tool[0])
-        snprintf(r->tool, sizeof(r->tool), "nccl-tests");
     return st;
 }

@@ -33,6 +33,38 @@ static void advise(out_t *o, const char *name, const char *value, const char *wh
     snprintf(a->why, sizeof(a->why), "%s", why);
 }
 
+/* Rows that failed their check give no advice: a profile whose data were
+ * wrong, or a curve holding a row with wrong elements. */
+static int failed_check(const dl_record_t *r, const char *prof, const dl_curve_t *c)
+{
+    for (size_t i = 0; i < r->nprofs; i++)
+        if (strcmp(r->profs[i].name, prof) == 0 && r->profs[i].status == DL_REC_WRONG)
+            return 1;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i]->wrong > 0)
+            return 1;
+    return 0;
+}
+
+/* Why no all-reduce curve was judged, in the words of what happened. */
+static void no_allreduce_why(const dl_record_t *r, char *why, size_t len)
+{
+    snprintf(why, len, "not judged: no all-reduce in this run");
+    for (size_t i = 0; i < r->nrows; i++)
+        if (strcmp(r->rows[i].collective, "allreduce") == 0) {
+            snprintf(why, len, "not judged: the all-reduce rows failed their check (profile "
+                     "%s: wrong elements)", r->rows[i].profile);
+            return;
+        }
+    for (size_t i = 0; i < r->nprofs; i++)
+        if (dl_rec_status_failed(r->profs[i].status)) {
+            const dl_rec_profile_t *p = &r->profs[i];
+            snprintf(why, len, "not judged: nothing was measured (profile %s ended %s%s%.100s)",
+                     p->name, dl_rec_status_name(p->status), p->reason[0] ? ": " : "", p->reason);
+            return;
+        }
+}
+
 /* The all-reduce curve of the profile with the highest peak. */
 static int best_allreduce(const dl_record_t *r, dl_curve_t *best, char *prof, size_t plen)
 {
@@ -43,6 +75,10 @@ static int best_allreduce(const dl_record_t *r, dl_curve_t *best, char *prof, si
         dl_curve_t c;
         if (dl_curve_get(r, profs[k], "allreduce", &c) != DL_OK)
             continue;
+        if (failed_check(r, profs[k], &c)) {
+            dl_curve_free(&c);
+            continue;
+        }
         if (!found || c.peak > best->peak) {
             if (found)
                 dl_curve_free(best);
@@ -232,8 +268,10 @@ dl_status_t dl_an_advice(dl_report_t *rep, const dl_record_t *r, const dl_record
         horovod_hier(&o, r, &c, base);
         dl_curve_free(&c);
     } else {
+        char why[256];
+        no_allreduce_why(r, why, sizeof(why));
         for (size_t i = 0; i < DL_ARRAY_SIZE(hvd); i++)
-            advise(&o, hvd[i], NULL, "not judged: no all-reduce in this run");
+            advise(&o, hvd[i], NULL, why);
     }
     o.section = DL_ADV_NCCL;
     char colls[32][64];

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../sys/lastwords.h"
+#include "../sys/watchdog.h"
 
 extern char **environ;
 
@@ -45,6 +46,8 @@ static char **build_env(const dl_profile_t *p, const char *nccl_log, char **owne
     while (environ[base])
         base++;
     char **env = calloc((size_t)(base + p->nenv + 4), sizeof(char *));
+    if (!env)
+        dl_watchdog_abort("out of memory (a worker's environment)");
     const char *nvls = getenv("NCCL_NVLS_ENABLE");
     for (int i = 0; i < base; i++)
         env[n++] = environ[i];

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../sys/lastwords.h"
+#include "../sys/watchdog.h"
 
 #define KILL_GRACE_S 2.0
 /* After DONE the worker tears its backend down (nccl: a finalize bounded at
@@ -184,8 +185,8 @@ static dl_ev_t relay(dl_sv_run_t *r, dl_msg_t *m)
                             MPI_UINT64_T, MPI_SUM, comm, &req);
         break;
     case DL_MSG_XC_GATHER:
-        if (r->grank == 0)
-            gathered = calloc((size_t)r->gsize, sizeof(double));
+        if (r->grank == 0 && !(gathered = calloc((size_t)r->gsize, sizeof(double))))
+            dl_watchdog_abort("out of memory (gathering the ranks' figures)");
         reply = gathered;
         rlen = r->grank == 0 ? (uint32_t)(r->gsize * sizeof(double)) : 0;
         rc = MPI_Igather(m->data, 1, MPI_DOUBLE, gathered, 1, MPI_DOUBLE, 0, comm, &req);
@@ -408,6 +409,8 @@ dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *
     else
         cJSON_Delete(observed);
     dl_rank_outcome_t *all = calloc((size_t)e->cfg.nranks, sizeof(*all));
+    if (!all)
+        dl_watchdog_abort("out of memory (the ranks' outcomes of a profile)");
     if (dl_outcome_agree(&r, all) != 0) {
         e->broken = 1;
         for (int i = 0; i < e->cfg.nranks; i++)

@@ -274,6 +274,25 @@ void dl_job_fingerprint(dl_job_t *j)
         cJSON_AddNumberToObject(j->fingerprint, "shared_gpu", j->per_gpu);
 }
 
+/* The rows the run will record (j->total), and whether dlcomm's own
+ * readers will take the record they make: a plan past DL_RECORD_MAX_BYTES
+ * is refused before anything runs, not written and then refused. */
+static dl_status_t count_rows(const dl_job_cfg_t *cfg, dl_job_t *j)
+{
+    const dl_split_t *sl = &cfg->plan->mo.split;
+    int ranks = j->setup.ranks > 0 ? j->setup.ranks / sl->groups : sl->size;
+    j->total = dl_plan_cases(cfg->plan, j->be, ranks) *
+               (size_t)(j->workers ? j->nprofiles : 1) * (size_t)sl->groups;
+    double bytes = (double)j->total * (DL_RECORD_ROW_BYTES + DL_RECORD_RANK_BYTES * j->nranks);
+    if (bytes <= (double)DL_RECORD_MAX_BYTES)
+        return DL_OK;
+    dl_err("this plan records %zu rows on %d ranks, about %.0f MiB of run.json: more than the "
+           "%llu MiB that report, compare and history read; sweep fewer sizes, collectives, "
+           "dtypes or profiles (or split it into several runs)", j->total, j->nranks,
+           bytes / (1 << 20), (unsigned long long)(DL_RECORD_MAX_BYTES >> 20));
+    return DL_ERR_USAGE;
+}
+
 int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
 {
     int code = dl_job_pick(cfg, j);
@@ -281,6 +300,8 @@ int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
         return code;
     dl_log_set_mute(j->rank != 0);
     dl_status_t st = load_inputs(j);
+    if (st == DL_OK)
+        st = count_rows(cfg, j);
     dl_log_set_mute(0);
     if (st == DL_OK && prepare_outdir(cfg->o, j->workers, j->rank, j->dir, sizeof(j->dir)) != DL_OK)
         st = DL_ERR_USAGE;
@@ -293,10 +314,6 @@ int dl_job_open(const dl_job_cfg_t *cfg, dl_job_t *j)
     dl_host_info_t me;
     dl_sys_host_info(&me);
     dl_lw_open(MPI_COMM_WORLD, j->dir, j->rank, j->nranks, me.host); /* how a rank ends */
-    const dl_split_t *sl = &cfg->plan->mo.split;
-    int ranks = j->setup.ranks > 0 ? j->setup.ranks / sl->groups : sl->size;
-    j->total = dl_plan_cases(cfg->plan, j->be, ranks) *
-               (size_t)(j->workers ? j->nprofiles : 1) * (size_t)sl->groups;
     return 0;
 }
 

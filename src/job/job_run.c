@@ -139,7 +139,8 @@ static dl_status_t run_inprocess(run_t *rx, const dl_plan_t *plan)
         be->describe(ctx, cJSON_AddObjectToObject(pj, "backend_info"));
     dl_inject_wrap_t iw;
     dl_inject_wrap(&iw, j->cfg.inject, be, ctx, j->rank, NULL);
-    dl_lw_on_interrupt(on_interrupt, rx);
+    if (dl_lw_on_interrupt(on_interrupt, rx) != DL_OK) /* said: an interrupt would lose the rows */
+        dl_watchdog_abort(NULL);
     if (st == DL_OK)
         st = dl_plan_run(plan, &iw.ops, &iw, &x, on_result, rx);
     pthread_mutex_lock(&g_lock);

@@ -76,6 +76,35 @@ void dl_rec_row_init(dl_row_t *row)
     row->group = -1;
 }
 
+/* Unknown (NAN) passes; a known figure must be finite and in [lo, hi). */
+static int out_of(double v, double lo, double hi, int lo_open)
+{
+    return !isnan(v) && !(isfinite(v) && (lo_open ? v > lo : v >= lo) && v < hi);
+}
+
+int dl_rec_row_impossible(const dl_row_t *row, char *why, size_t len)
+{
+    const struct {
+        const char *name;
+        double v, lo, hi;
+        int lo_open;
+    } f[] = {
+        {"a mean time of %g us", row->time_us, 0, 1e15, 1},
+        {"a median time of %g us", row->p50_us, 0, 1e15, 1},
+        {"a spread (ci95) of %g us", row->ci95_us, 0, 1e15, 0},
+        {"a standard deviation of %g us", row->stdev_us, 0, 1e15, 0},
+        {"an algbw of %g GB/s", row->algbw, 0, DL_REC_MAX_GBPS, 0},
+        {"a busbw of %g GB/s", row->busbw, 0, DL_REC_MAX_GBPS, 0},
+        {"%g wrong elements", row->wrong, 0, 1.8e19, 0},
+    };
+    for (size_t i = 0; i < DL_ARRAY_SIZE(f); i++)
+        if (out_of(f[i].v, f[i].lo, f[i].hi, f[i].lo_open)) {
+            snprintf(why, len, f[i].name, f[i].v);
+            return 1;
+        }
+    return 0;
+}
+
 dl_status_t dl_rec_push_row(dl_record_t *r, const dl_row_t *row)
 {
     if (r->nrows == r->cap) { /* grows by half: at most a third unused */

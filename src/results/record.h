@@ -20,6 +20,11 @@
 /* The largest dlcomm input a reader takes (DL_READ_MAX, util.h): the
  * writer keeps under it, so what dlcomm writes dlcomm reads. */
 #define DL_RECORD_MAX_BYTES DL_READ_MAX
+/* What one row takes in run.json, a little over what sweeps write (about
+ * 950 bytes, and 42 for each rank's figures): a plan is refused when its
+ * rows would pass DL_RECORD_MAX_BYTES (dl_job_open). */
+#define DL_RECORD_ROW_BYTES 1024.0
+#define DL_RECORD_RANK_BYTES 64.0
 
 /* A profile's status: the one list (its names: dl_rec_status_name). */
 #define DL_REC_STATUS_LIST(X)                                                                      \
@@ -152,6 +157,12 @@ struct cJSON *dl_record_read_tune(const char *path, int *is_run);
 dl_status_t dl_rec_push_row(dl_record_t *r, const dl_row_t *row);
 dl_rec_profile_t *dl_rec_push_profile(dl_record_t *r, const char *name);
 void dl_rec_row_init(dl_row_t *row);
+/* A figure no measurement can give (a time <= 0, a negative spread or
+ * count, a bandwidth < 0 or beyond DL_REC_MAX_GBPS): what it is, in words,
+ * into why; 0 when every known figure is possible. Readers refuse such a
+ * row rather than print a change or advice drawn from it. */
+#define DL_REC_MAX_GBPS 1e9
+int dl_rec_row_impossible(const dl_row_t *row, char *why, size_t len);
 /* hosts, ranks, versions and start of a run.json-like document (run.json,
  * a tune record) into out's header; rows untouched. */
 void dl_rec_read_header(const struct cJSON *doc, dl_record_t *out);

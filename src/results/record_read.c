@@ -192,7 +192,7 @@ static void read_observed(const cJSON *p, dl_rec_profile_t *pr, dl_record_t *out
 
 /* A row into out: its profile, and the processes' ranks where the row has
  * none, are filled in when its profile and the fingerprint are read. */
-static dl_status_t read_result(const cJSON *o, dl_record_t *out)
+static dl_status_t read_result(const cJSON *o, dl_record_t *out, char *why, size_t wlen)
 {
     dl_row_t row;
     dl_rec_row_init(&row);
@@ -226,6 +226,12 @@ static dl_status_t read_result(const cJSON *o, dl_record_t *out)
     row.nchannels = nch >= 1 && nch < 1e6 ? (int)nch : 0;
     snprintf(row.choice_from, sizeof(row.choice_from), "%s", str_of(o, "choice_from", ""));
     row.choice_mixed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "choice_mixed"));
+    char what[96];
+    if (dl_rec_row_impossible(&row, what, sizeof(what))) {
+        snprintf(why, wlen, "result %zu (%s, %llu bytes) has %s, which no measurement gives",
+                 out->nrows + 1, row.collective, (unsigned long long)row.bytes, what);
+        return DL_ERR_INPUT;
+    }
     return dl_rec_push_row(out, &row);
 }
 
@@ -247,7 +253,8 @@ typedef struct {
     dl_record_t *out;
     cJSON *head;         /* the document less its profiles */
     int profiles;        /* "profiles" was an array, walked */
-    int bad_row;         /* a row without its collective or bytes */
+    int bad_row;         /* a row without its collective or bytes, or impossible */
+    char why[224];       /* what was wrong with it ("": no collective or bytes) */
     char obs_nccl[32];   /* what NCCL said of its version, when the fingerprint does not */
 } walk_t;
 
@@ -373,7 +380,7 @@ static dl_status_t row_elem(walk_t *w, void *arg)
     cJSON *o;
     dl_status_t st = take_value(w, &o);
     if (st == DL_OK && !w->bad_row) {
-        st = read_result(o, w->out);
+        st = read_result(o, w->out, w->why, sizeof(w->why));
         if (st == DL_ERR_INPUT) { /* said once the whole text is known good */
             w->bad_row = 1;
             st = DL_OK;
@@ -487,7 +494,10 @@ static dl_status_t walk_run(walk_t *w)
         return DL_ERR_INPUT;
     }
     if (st == DL_OK && w->bad_row) {
-        dl_err("%s: a result lacks its collective or bytes", w->out->path);
+        if (w->why[0])
+            dl_err("%s: %s", w->out->path, w->why);
+        else
+            dl_err("%s: a result lacks its collective or bytes", w->out->path);
         return DL_ERR_INPUT;
     }
     return st == DL_OK ? read_head(w) : st;
@@ -555,6 +565,12 @@ cJSON *dl_record_read_tune(const char *path, int *is_run)
     }
     if (dl_read_file(path, &text, &len) != DL_OK)
         return NULL;
+    /* Neither a tune record nor a run.json with one: no tree of the whole
+     * file (several times its size) is built only to find that out. */
+    if (!strstr(text, "\"tune\"") && !strstr(text, "\"recommendation\"")) {
+        free(text);
+        return NULL;
+    }
     cJSON *root = cJSON_Parse(text), *t = NULL;
     free(text);
     if (!root)

@@ -228,10 +228,15 @@ static void csv_field(char **buf, size_t *len, size_t *cap, const cJSON *v, int 
         quotes += *c == '"';
     int quote = strpbrk(s, ",\"\r\n") != NULL;
     size_t need = sl + quotes + 4;
-    if (*len + need + 1 > *cap) {
+    if (*buf && *len + need + 1 > *cap) {
         *cap = (*cap + need) * 2;
-        *buf = realloc(*buf, *cap);
+        char *nb = realloc(*buf, *cap);
+        if (!nb)
+            free(*buf);
+        *buf = nb;
     }
+    if (!*buf) /* out of memory: the caller sees NULL */
+        return;
     char *o = *buf + *len;
     if (!first)
         *o++ = ',';
@@ -275,12 +280,16 @@ char *dl_record_csv(const cJSON *run)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
     buf[0] = '\0';
     for (size_t i = 0; i < DL_ARRAY_SIZE(csv_cols); i++) {
         cJSON *h = cJSON_CreateString(csv_cols[i]);
         csv_field(&buf, &len, &cap, h, i == 0);
         cJSON_Delete(h);
     }
+    if (!buf)
+        return NULL;
     buf[len++] = '\n';
     const cJSON *prof;
     cJSON_ArrayForEach(prof, cJSON_GetObjectItem(run, "profiles"))
@@ -294,8 +303,12 @@ char *dl_record_csv(const cJSON *run)
                 csv_field(&buf, &len, &cap, text ? text : v, i == 0);
                 cJSON_Delete(text);
             }
-            if (len + 2 > cap)
-                buf = realloc(buf, cap *= 2);
+            char *nb = buf && len + 2 > cap ? realloc(buf, cap *= 2) : buf;
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
             buf[len++] = '\n';
         }
     }
@@ -324,6 +337,10 @@ dl_status_t dl_record_write(const cJSON *run, const char *dir)
         snprintf(path, sizeof(path), "%s/run.json", dir);
         st = dl_write_atomic(path, json, strlen(json));
     }
+    if (st == DL_OK && strlen(json) > DL_RECORD_MAX_BYTES) /* the plan's estimate fell short: kept, and said */
+        dl_warn("%s is %zu MiB, more than the %llu MiB report, compare and history read; "
+                "run.csv holds the same rows", path, strlen(json) >> 20,
+                (unsigned long long)(DL_RECORD_MAX_BYTES >> 20));
     free(json);
     free(csv);
     return st;

@@ -1,5 +1,6 @@
 /* Per-host facts travel to rank 0 as JSON text: their size varies by host. */
 #include "sys.h"
+#include "watchdog.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@ cJSON *dl_sys_gather_json(MPI_Comm comm, const cJSON *mine)
     int len = text ? (int)strlen(text) + 1 : 0;
     int *lens = rank == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
     int *offs = rank == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
+    if (rank == 0 && (!lens || !offs))
+        dl_watchdog_abort("out of memory (gathering the ranks' facts)");
     MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
     char *all = NULL;
     size_t total = 0;
@@ -21,7 +24,8 @@ cJSON *dl_sys_gather_json(MPI_Comm comm, const cJSON *mine)
             offs[r] = (int)total;
             total += (size_t)lens[r];
         }
-        all = malloc(total + 1);
+        if (!(all = malloc(total + 1)))
+            dl_watchdog_abort("out of memory (gathering the ranks' facts)");
     }
     MPI_Gatherv(text ? text : "", len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, comm);
     cJSON_free(text);

@@ -19,6 +19,7 @@
 
 #include "../util/util.h"
 #include "sys.h"
+#include "watchdog.h"
 
 #ifdef DL_HAVE_NCCL
 #include <cuda_runtime.h>
@@ -83,13 +84,8 @@ static dl_status_t check_hosts(MPI_Comm comm, const dl_hosts_t *hosts, const cha
     MPI_Comm_rank(host, &hrank);
     MPI_Comm_size(host, &hsize);
     char *ids = calloc((size_t)hsize, DL_GPU_ID_LEN), line[512];
-    int ok = ids != NULL, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!all_ok) {
-        free(ids);
-        MPI_Comm_free(&host);
-        return DL_ERR_NOMEM;
-    }
+    if (!ids)
+        dl_watchdog_abort("out of memory (the host's GPU list)");
     MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, host);
     MPI_Comm_free(&host);
     const char *why = dl_gpus_verdict(hsize, dl_gpus_distinct(ids, hsize), cpu_ok,
@@ -114,11 +110,11 @@ static int most_on_one_gpu(MPI_Comm comm, const char *mine)
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &lsize);
     char *ids = calloc((size_t)lsize, DL_GPU_ID_LEN);
-    if (ids) {
-        MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, node);
-        for (int i = 0; mine[0] && i < lsize; i++)
-            same += strncmp(ids + (size_t)i * DL_GPU_ID_LEN, mine, DL_GPU_ID_LEN) == 0;
-    }
+    if (!ids)
+        dl_watchdog_abort("out of memory (the machine's GPU list)");
+    MPI_Allgather(mine, DL_GPU_ID_LEN, MPI_CHAR, ids, DL_GPU_ID_LEN, MPI_CHAR, node);
+    for (int i = 0; mine[0] && i < lsize; i++)
+        same += strncmp(ids + (size_t)i * DL_GPU_ID_LEN, mine, DL_GPU_ID_LEN) == 0;
     free(ids);
     MPI_Comm_free(&node);
     MPI_Allreduce(&same, &most, 1, MPI_INT, MPI_MAX, comm);

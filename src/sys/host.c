@@ -1,6 +1,7 @@
 /* This host's facts and the job's fingerprint. */
 #include "sys.h"
 #include "launcher.h"
+#include "watchdog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,13 +77,8 @@ dl_status_t dl_sys_hosts(MPI_Comm comm, dl_hosts_t *h)
     char mine[DL_HOST_KEY_LEN], (*all)[DL_HOST_KEY_LEN] = calloc((size_t)h->nranks, sizeof(*all));
     h->host_of = calloc((size_t)h->nranks, sizeof(int));
     h->names = calloc((size_t)h->nranks, sizeof(*h->names));
-    int bad = !all || !h->host_of || !h->names, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
-    if (any) {
-        free(all);
-        dl_sys_hosts_free(h);
-        return DL_ERR_NOMEM;
-    }
+    if (!all || !h->host_of || !h->names) /* the others wait in the gather: end the job */
+        dl_watchdog_abort("out of memory (the ranks' hosts)");
     dl_sys_host_key(mine);
     MPI_Allgather(mine, DL_HOST_KEY_LEN, MPI_CHAR, all, DL_HOST_KEY_LEN, MPI_CHAR, comm);
     h->nhosts = group_keys(all[0], DL_HOST_KEY_LEN, h->nranks, h->host_of);
@@ -171,17 +167,14 @@ cJSON *dl_sys_fingerprint(MPI_Comm comm, char **hostnames)
     MPI_Comm_size(comm, &n);
     dl_host_info_t me, *all = NULL;
     dl_sys_host_info(&me);
-    if (rank == 0)
-        all = calloc((size_t)n, sizeof(*all));
+    if (rank == 0 && !(all = calloc((size_t)n, sizeof(*all))))
+        dl_watchdog_abort("out of memory (the ranks' hosts)");
     MPI_Gather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, 0, comm);
     if (rank != 0)
         return NULL;
     int *host_of = calloc((size_t)n, sizeof(int));
-    if (!all || !host_of) {
-        free(all);
-        free(host_of);
-        return NULL;
-    }
+    if (!host_of)
+        dl_watchdog_abort("out of memory (the ranks' hosts)");
     group_keys(all[0].key, sizeof(*all), n, host_of);
 
     cJSON *fp = cJSON_CreateObject(), *hosts = cJSON_AddArrayToObject(fp, "hosts");

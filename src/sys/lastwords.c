@@ -270,14 +270,17 @@ static void *stop_thread(void *arg)
     return NULL;
 }
 
-void dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg)
+dl_status_t dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg)
 {
     g_stop_cb = cb;
     g_stop_arg = arg;
     sem_init(&g_stop_sem, 0, 0);
     pthread_t tid;
-    if (pthread_create(&tid, NULL, stop_thread, NULL) != 0)
-        return; /* the signals keep their default: the process ends */
+    int rc = pthread_create(&tid, NULL, stop_thread, NULL);
+    if (rc != 0) { /* an interrupt would end the process before its rows were recorded */
+        dl_err("cannot start the thread that records an interrupted run (%s)", strerror(rc));
+        return DL_ERR_INTERNAL;
+    }
     pthread_detach(tid);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -286,4 +289,5 @@ void dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(DL_LW_STOP_SIGNAL, &sa, NULL);
+    return DL_OK;
 }

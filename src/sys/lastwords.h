@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "../util/util.h"
+
 /* Slot states besides a caught signal (> 0). */
 #define DL_LW_RUNNING 0
 #define DL_LW_FAILED (-1)  /* its own call failed: it ended the job and said why */
@@ -58,6 +60,8 @@ int dl_lw_record(cJSON *profile, const char *hosts, int nranks);
 /* SIGINT/SIGTERM/SIGUSR2: the handler notes the signal and wakes a thread, which
  * calls cb(sig, arg) once (it may take locks, write files, _exit). For a
  * process whose main thread may sit in an MPI call that never returns. */
-void dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg);
+/* Its thread not started (no memory, a thread limit): one line, and
+ * DL_ERR_INTERNAL; the signals keep their default. */
+dl_status_t dl_lw_on_interrupt(void (*cb)(int sig, void *arg), void *arg);
 
 #endif

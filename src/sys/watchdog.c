@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +84,16 @@ static void *watch(void *arg)
     return NULL;
 }
 
+void dl_watchdog_abort(const char *what)
+{
+    if (what)
+        dl_err("%s", what);
+    fflush(NULL);
+    dl_launch_note(3);
+    MPI_Abort(MPI_COMM_WORLD, 3); /* the peers would wait on this rank forever */
+    _exit(3);
+}
+
 void dl_watchdog_start(const dl_watchdog_cfg_t *cfg)
 {
     g_cfg = *cfg;
@@ -90,11 +101,10 @@ void dl_watchdog_start(const dl_watchdog_cfg_t *cfg)
     pthread_t tid;
     int rc = pthread_create(&tid, NULL, watch, NULL);
     if (rc != 0) {
-        dl_err("cannot start the watchdog thread (error %d): a job must not run unwatched", rc);
-        fflush(NULL);
-        dl_launch_note(3);
-        MPI_Abort(MPI_COMM_WORLD, 3); /* the peers would wait on this rank forever */
-        _exit(3);
+        char why[160];
+        snprintf(why, sizeof(why), "cannot start the watchdog thread (%s): a job must not run "
+                 "unwatched", strerror(rc));
+        dl_watchdog_abort(why);
     }
     pthread_detach(tid);
 }

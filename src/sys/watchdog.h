@@ -31,6 +31,10 @@ typedef struct {
 /* Starts the thread. A thread that cannot start is said (one line) and the
  * process exits 3: a job must never run unwatched. */
 void dl_watchdog_start(const dl_watchdog_cfg_t *cfg);
+/* This rank cannot go on (no memory, no thread) where its peers wait on
+ * it: what as one line (NULL: already said), and the job ends with exit 3
+ * (MPI_Abort), never a crash. */
+void dl_watchdog_abort(const char *what) __attribute__((noreturn));
 /* Progress: a step named `name` (NULL: the same step) starts now. */
 void dl_watchdog_step(const char *name);
 /* No step is running: nothing can time out (the run is over). */

@@ -93,12 +93,14 @@ static dl_status_t build(dl_tune_t *t)
     return st;
 }
 
-/* A bad curve is bad input, found before anything runs. */
+/* A bad curve is bad input, found before anything runs (no memory to
+ * read it: 3, not bad input). */
 static dl_status_t curve_check(const char *path)
 {
     dl_record_t r;
-    if (dl_an_load(path, &r) != DL_OK)
-        return DL_ERR_INPUT;
+    dl_status_t lst = dl_an_load(path, &r);
+    if (lst != DL_OK)
+        return lst == DL_ERR_NOMEM ? lst : DL_ERR_INPUT;
     dl_curve_t cv;
     dl_status_t st = dl_curve_get(&r, r.nprofs ? r.profs[0].name : "", "allreduce", &cv);
     if (st == DL_OK)
@@ -122,9 +124,10 @@ dl_status_t dl_tune_prepare(dl_tune_t *t)
             dt = dts[i];
     t->horovod = strcmp(t->o.framework, "horovod") == 0;
     t->backward_s = t->o.backward_ms / 1e3;
-    if (t->o.curve && curve_check(t->o.curve) != DL_OK)
-        return DL_ERR_INPUT;
-    dl_status_t st = dl_model_load(t->o.model, dt, &t->m);
+    dl_status_t st = t->o.curve ? curve_check(t->o.curve) : DL_OK;
+    if (st != DL_OK)
+        return st;
+    st = dl_model_load(t->o.model, dt, &t->m);
     if (st != DL_OK)
         return st;
     t->ready = calloc(t->m.n, sizeof(double));

@@ -79,7 +79,7 @@ dl_status_t dl_sizes_build(uint64_t min, uint64_t max, double factor, uint64_t s
             v = nv;
         }
         v[n++] = (uint64_t)s;
-        if (n > 100000) { /* a step that small is a typo, not a sweep */
+        if (n > DL_SIZES_MAX) {
             free(v);
             return DL_ERR_USAGE;
         }

@@ -58,6 +58,8 @@ typedef struct {
     uint64_t *v;
     size_t n;
 } dl_sizes_t;
+/* The most sizes one sweep takes: a step that small is a typo, not a sweep. */
+#define DL_SIZES_MAX 100000
 dl_status_t dl_sizes_build(uint64_t min, uint64_t max, double factor, uint64_t step,
                            dl_sizes_t *out);
 void dl_sizes_free(dl_sizes_t *s);

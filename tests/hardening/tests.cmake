@@ -27,3 +27,16 @@ foreach(group links unattended launch silent)
 endforeach()
 # launch and unattended time signals and run sweeps side by side
 set_tests_properties(hardening_launch hardening_unattended PROPERTIES PROCESSORS 2)
+# Second round (issue 25, round2b_test.py): the nccl-tests version corpus
+# (tests/data/ncclt-corpus, every release 2.0.0 .. 2.19.6), resource limits
+# (ulimit -v, large records and comparisons: the large cases also slow), and
+# what is printed being true.
+add_library(dl_fail_threads SHARED ${CMAKE_CURRENT_LIST_DIR}/fail_threads.c)
+target_link_libraries(dl_fail_threads PRIVATE ${CMAKE_DL_LIBS})
+foreach(group ncclt_corpus limits truth)
+  add_test(NAME hardening_${group}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/round2b_test.py
+      --bin ${DL_BIN} --mpirun "${DL_HARD_MPIRUN}" --src ${CMAKE_SOURCE_DIR}
+      --fail-threads $<TARGET_FILE:dl_fail_threads> ${group})
+  set_tests_properties(hardening_${group} PROPERTIES LABELS "hardening" TIMEOUT 300)
+endforeach()
