@@ -42,6 +42,10 @@ dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_record
 
 dl_status_t dl_an_read_ncclt_json(const char *buf, dl_record_t *out);
 dl_status_t dl_an_read_ncclt_text(const char *buf, dl_record_t *out);
+/* How many nccl-tests runs a text log holds (a CI or Slurm log often has
+ * several): each is read as FILE@K, K from 1 (dl_an_load), and history
+ * takes every one. */
+int dl_an_ncclt_runs(const char *buf);
 /* nccl-tests names -> dlcomm names ("all_reduce_perf" -> "allreduce",
  * "float" -> "float32"); unknown names are kept as they are. */
 void dl_an_ncclt_coll(const char *s, char *out, size_t len);

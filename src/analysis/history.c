@@ -54,6 +54,24 @@ static dl_status_t add_run(dl_hist_t *h, const char *path)
     return DL_OK;
 }
 
+/* A log holding several nccl-tests runs (a CI or Slurm log) is several
+ * runs, LOG@1 .. LOG@N, in their order in it. */
+static dl_status_t add_log(dl_hist_t *h, const char *path)
+{
+    char *data = NULL, part[1100];
+    size_t len = 0;
+    int runs = 1;
+    if (dl_read_file(path, &data, &len) == DL_OK && data && data[strspn(data, " \t\r\n")] != '{')
+        runs = dl_an_ncclt_runs(data);
+    free(data);
+    dl_status_t st = DL_OK;
+    for (int k = 1; runs > 1 && k <= runs && st == DL_OK; k++) {
+        snprintf(part, sizeof(part), "%s@%d", path, k);
+        st = add_run(h, part);
+    }
+    return runs > 1 ? st : add_run(h, path);
+}
+
 static dl_status_t walk(dl_hist_t *h, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
@@ -79,7 +97,7 @@ static dl_status_t walk(dl_hist_t *h, const char *dir, int depth)
         else if ((has_suffix(e->d_name, ".json") || has_suffix(e->d_name, ".txt") ||
                   has_suffix(e->d_name, ".log") || has_suffix(e->d_name, ".out")) &&
                  looks_ncclt(p))
-            st = add_run(h, p);
+            st = add_log(h, p);
     }
     closedir(d);
     return st;
@@ -100,8 +118,13 @@ static double started_s(const dl_record_t *r)
         tm.tm_isdst = -1;
         return (double)(len && r->started[len - 1] == 'Z' ? timegm(&tm) : mktime(&tm));
     }
-    struct stat sb; /* no date inside (nccl-tests text): the file's own */
-    return stat(r->path, &sb) == 0 ? (double)sb.st_mtime : 0;
+    struct stat sb; /* no date inside (nccl-tests text): the file's own, and a log's runs
+                     * in their order in it (LOG@K) */
+    char file[512];
+    snprintf(file, sizeof(file), "%s", r->path);
+    if (r->part > 0 && strrchr(file, '@'))
+        *strrchr(file, '@') = '\0';
+    return stat(file, &sb) == 0 ? (double)sb.st_mtime + r->part * 1e-3 : 0;
 }
 
 static int by_time(const void *a, const void *b)
@@ -125,7 +148,7 @@ dl_status_t dl_an_history_load(char *const *dirs, size_t ndirs, dl_hist_t *h)
         } else if (S_ISDIR(sb.st_mode))
             st = walk(h, dirs[i], 0);
         else
-            st = add_run(h, dirs[i]);
+            st = add_log(h, dirs[i]);
     }
     /* One entry per (run, profile): a run of four profiles is in four groups. */
     size_t n = 0;

@@ -66,6 +66,20 @@ dl_status_t dl_an_parse(const char *buf, size_t len, const char *name, dl_record
     return st;
 }
 
+/* "LOG@K", where no file of that name is there and LOG is: the K-th run
+ * of a log holding several (K from 1); file gets LOG. 0: a plain path. */
+static int run_of_log(const char *path, char *file, size_t len)
+{
+    const char *at = strrchr(path, '@');
+    struct stat sb;
+    if (!at || !at[1] || strspn(at + 1, "0123456789") != strlen(at + 1) || strlen(at + 1) > 6 ||
+        stat(path, &sb) == 0)
+        return 0;
+    snprintf(file, len, "%.*s", (int)(at - path), path);
+    int k = atoi(at + 1);
+    return k > 0 && stat(file, &sb) == 0 && S_ISREG(sb.st_mode) ? k : 0;
+}
+
 /* The text is read where it lies: no copy of a large file. */
 dl_status_t dl_an_load(const char *path, dl_record_t *out)
 {
@@ -75,6 +89,8 @@ dl_status_t dl_an_load(const char *path, dl_record_t *out)
     memset(out, 0, sizeof(*out));
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* a run folder: its run.json */
         snprintf(file, sizeof(file), "%s/run.json", path);
+        path = file;
+    } else if ((out->part = run_of_log(path, file, sizeof(file))) > 0) {
         path = file;
     }
     snprintf(out->path, sizeof(out->path), "%.*s", (int)sizeof(out->path) - 1, path);
@@ -86,6 +102,14 @@ dl_status_t dl_an_load(const char *path, dl_record_t *out)
     else
         st = parse_text(data, len, out);
     free(data);
+    if (st == DL_OK && out->part > 0 && out->fmt != DL_FMT_NCCLT_TEXT) {
+        dl_err("%s@%d: only a nccl-tests text log holds several runs", out->path, out->part);
+        dl_record_free(out);
+        st = DL_ERR_INPUT;
+    }
+    if (st == DL_OK && out->part > 0) /* shown as the user named it */
+        snprintf(out->path + strlen(out->path), sizeof(out->path) - strlen(out->path), "@%d",
+                 out->part);
     return st;
 }
 

@@ -181,7 +181,7 @@ static int coll_from_name(const char *path, char *out, size_t len)
 
 /* How many runs the text holds: each version prints "# nThread" and the
  * header once a run, 2.16.7 on also "Collective test starting". */
-static int count_runs(const char *buf)
+int dl_an_ncclt_runs(const char *buf)
 {
     static const char *const marks[] = {"# nThread ", "Collective test starting:", "# Using devices"};
     int most = 0;
@@ -230,20 +230,56 @@ static void name_rows(dl_record_t *r, const char *coll)
         snprintf(r->rows[i].collective, sizeof(r->rows[i].collective), "%s", coll);
 }
 
+/* Where run k (from 1) of a log starts and ends: each run's first line is
+ * "# nThread ...". NULL when the log cannot be cut there (a run without
+ * that line), or has no run k. */
+static const char *run_part(const char *buf, int k, const char **end)
+{
+    static const char mark[] = "# nThread ";
+    int n = 0;
+    const char *start = NULL;
+    for (const char *q = buf; (q = strstr(q, mark)); q++)
+        if (q == buf || q[-1] == '\n') {
+            n++;
+            if (n == k)
+                start = q;
+            else if (n == k + 1)
+                *end = q;
+        }
+    return n == dl_an_ncclt_runs(buf) ? start : NULL;
+}
+
+/* A log holding several runs is read one run at a time (FILE@K): two runs
+ * together would count every rank twice and mix their rows. */
+static dl_status_t pick_run(const char **buf, const char **end, dl_record_t *r)
+{
+    int runs = dl_an_ncclt_runs(*buf);
+    *end = NULL;
+    if (r->part == 0 && runs > 1) {
+        dl_err("%s: holds %d nccl-tests runs (a concatenated or CI log): name one as %s@1 .. "
+               "%s@%d (history reads every one)", r->path, runs, r->path, r->path, runs);
+        return DL_ERR_INPUT;
+    }
+    if (r->part == 0 || (r->part == 1 && runs <= 1))
+        return DL_OK;
+    const char *p = run_part(*buf, r->part, end);
+    if (!p) {
+        dl_err("%s@%d: the log holds %d nccl-tests run%s%s", r->path, r->part, runs,
+               runs == 1 ? "" : "s", r->part <= runs ? ", not each starting with its \"# nThread\" "
+               "line" : "");
+        return DL_ERR_INPUT;
+    }
+    *buf = p;
+    return DL_OK;
+}
+
 dl_status_t dl_an_read_ncclt_text(const char *buf, dl_record_t *r)
 {
     ncclt_text_t t = {.c = layout_213, .coll = "unknown"};
     char line[1024];
-    /* One file, one run: concatenated logs would count every rank twice
-     * and mix two runs' rows, so they are refused, not half-read. */
-    int runs = count_runs(buf);
-    if (runs > 1) {
-        dl_err("%s: holds %d nccl-tests runs (concatenated logs); give each run its own file",
-               r->path, runs);
-        return DL_ERR_INPUT;
-    }
-    dl_status_t st = DL_OK;
-    for (const char *p = buf; *p && st == DL_OK;) {
+    const char *end;
+    dl_status_t st = pick_run(&buf, &end, r);
+    for (const char *p = buf; *p && st == DL_OK && (!end || p < end);) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), p);

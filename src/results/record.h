@@ -113,6 +113,7 @@ typedef enum { DL_FMT_DLCOMM, DL_FMT_NCCLT_JSON, DL_FMT_NCCLT_TEXT, DL_FMT_TUNE 
 typedef struct {
     char path[512];
     dl_fmt_t fmt;
+    int part;             /* FILE@K: the K-th run of a log holding several (0: the file) */
     dl_row_t *rows;
     size_t nrows, cap;
     dl_rec_profile_t *profs;

@@ -110,6 +110,32 @@ def corpus_across():
               rc == 0 and "18 unchanged" in out and "one rank" not in out, (rc, out[-400:], err))
 
 
+def corpus_several():
+    """A log holding several runs (a CI or Slurm log) is read as several
+    runs: LOG@K names one, compare pairs two of them, history lists each."""
+    exp = json.load(open(os.path.join(corpus_dir(), "expected.json")))
+    twice = sorted(n for n in exp if n.endswith("-twice.txt"))
+    check("corpus has logs holding two runs", len(twice) >= 5, twice)
+    for name in twice:
+        log = os.path.join(corpus_dir(), name)
+        rc1, _, e1 = run(["report", log + "@1"])
+        rc2, _, e2 = run(["report", log + "@2"])
+        rc3, _, e3 = run(["report", log + "@3"])
+        check("corpus %s: @1 and @2 read, @3 refused" % name,
+              rc1 == 0 and rc2 == 0 and rc3 == 2 and one_line(e3, "holds 2 nccl-tests runs"),
+              (rc1, e1, rc2, e2, rc3, e3))
+        rc, out, err = run(["compare", log + "@1", log + "@2"])
+        check("corpus %s: its second run, 50%% slower, is a regression" % name,
+              rc == 1 and "50.0% worse" in out, (rc, out[-300:], err))
+    d = os.path.join(TMP, "cilog")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(corpus_dir(), twice[-1]), os.path.join(d, "all_reduce_perf.log"))
+    rc, out, err = run(["history", d])
+    check("history lists both runs of one log, the slower last",
+          rc == 0 and "history: 2 runs" in out
+          and "last run against the one before: regression" in out, (rc, out[-600:], err))
+
+
 def g_ncclt_corpus():
     exp = json.load(open(os.path.join(corpus_dir(), "expected.json")))
     releases = {n.split("-")[1].rsplit(".txt", 1)[0] for n in exp
@@ -118,6 +144,7 @@ def g_ncclt_corpus():
     for name in sorted(exp):
         corpus_read(name, exp[name])
     corpus_across()
+    corpus_several()
     old = os.path.join(corpus_dir(), "all_reduce_perf-2.11.0.txt")
     rc, out, err = run(["compare", old, os.path.join(corpus_dir(), "all_reduce_perf-2.11.0-oob.txt")])
     check("corpus: a 2.11 log whose own check failed (out of bounds) fails compare",
