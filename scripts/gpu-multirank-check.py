@@ -49,15 +49,23 @@ def rows(run, prof=None):
                 yield p, r
 
 
+def loaded(name):
+    """A case's exit code, seconds and run.json; a FAIL line when it wrote none."""
+    rc, t = base(name)
+    run = run_of(name)
+    if run is None:
+        say(name, False, "rc %s, no run.json: %s" % (rc, err_tail(name)))
+    return rc, t, run
+
+
 def choice(r):
     return "%s/%s/%s" % (r.get("algo", "-"), r.get("proto", "-"), r.get("nchannels", "-"))
 
 
 def check_sweep(name, n):
-    rc, t = base(name)
-    run = run_of(name)
+    rc, t, run = loaded(name)
     if run is None:
-        return say(name, False, "rc %s, no run.json: %s" % (rc, err_tail(name)))
+        return
     rs = [r for _, r in rows(run)]
     wrong = sum(r["wrong"] or 0 for r in rs)
     colls = sorted({r["collective"] for r in rs})
@@ -80,10 +88,9 @@ FORCED = {"ring": ("algo", "RING"), "tree": ("algo", "TREE"), "ll": ("proto", "L
 
 
 def check_profiles(name):
-    rc, t = base(name)
-    run = run_of(name)
+    rc, t, run = loaded(name)
     if run is None:
-        return say(name, False, "rc %s, no run.json: %s" % (rc, err_tail(name)))
+        return
     bad, notes = [], []
     for p in run["profiles"]:
         st = p.get("status")
@@ -106,10 +113,9 @@ def check_profiles(name):
 
 
 def check_plain(name):
-    rc, t = base(name)
-    run = run_of(name)
+    rc, t, run = loaded(name)
     if run is None:
-        return say(name, False, "rc %s, no run.json: %s" % (rc, err_tail(name)))
+        return
     rs = [r for _, r in rows(run)]
     wrong = sum(r["wrong"] or 0 for r in rs)
     groups = sorted({r.get("group", -1) for r in rs})
@@ -118,10 +124,9 @@ def check_plain(name):
 
 
 def check_slow(name, n, r):
-    rc, t = base(name)
-    run = run_of(name)
+    rc, t, run = loaded(name)
     if run is None:
-        return say(name, False, "rc %s, no run.json: %s" % (rc, err_tail(name)))
+        return
     named = sorted({s["rank"] for s in run.get("stragglers", [])})
     rs = [x for _, x in rows(run)]
     if n < 3:  # two ranks: neither can be told the late one (docs/sweep.md)
