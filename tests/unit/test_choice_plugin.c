@@ -4,7 +4,7 @@
  * descriptors are built here from the interface's byte offsets (x86-64),
  * not from the plugin's own declaration, so a plugin that read the wrong
  * field would fail. The choices replayed are those NCCL 2.28.3 made on the
- * H200 (results/reference/h200-multirank/). */
+ * H200, read from a run it recorded (results/reference/h200-multirank/). */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* NCCL's v5 event descriptor: offsets of the fields the plugin reads. */
 enum { OFF_TYPE = 0, OFF_RANK = 16, OFF_COLL_FUNC = 32, OFF_COLL_NCH = 80, OFF_COLL_ALGO = 88,
@@ -133,12 +136,51 @@ static void arming_forgets(void **state)
     assert_int_equal(P.t->finalize(P.ctx), 0);
 }
 
+/* Every row of a recorded H200 run (4 ranks sharing the GPU), its choice
+ * handed to the plugin as NCCL's event and taken back as the row says. */
+static void replays_the_recorded_run(void **state)
+{
+    (void)state;
+    FILE *f = fopen(DL_RECORDED_RUN, "r");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *run = cJSON_Parse(text), *p, *r;
+    assert_non_null(run);
+    int rows = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(run, "profiles"))
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(p, "results"))
+    {
+        const char *algo = cJSON_GetStringValue(cJSON_GetObjectItem(r, "algo"));
+        const char *proto = cJSON_GetStringValue(cJSON_GetObjectItem(r, "proto"));
+        int nch = cJSON_GetObjectItem(r, "nchannels")->valueint;
+        char a[16], q[16];
+        int got;
+        P.arm(1);
+        if (strcmp(algo, "P2P") == 0)
+            event(EV_P2P, NULL, NULL, (uint8_t)nch);
+        else
+            event(EV_COLL, algo, proto, (uint8_t)nch);
+        P.arm(0);
+        assert_int_equal(P.take(a, sizeof(a), q, sizeof(q), &got), 1);
+        assert_string_equal(a, algo);
+        assert_string_equal(q, proto ? proto : "");
+        assert_int_equal(got, nch);
+        rows++;
+    }
+    assert_int_equal(rows, 32); /* 2 profiles x 2 collectives x 4 sizes x 2 placements */
+    cJSON_Delete(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(before_init_nothing_armed),
         cmocka_unit_test(armed_window_takes_the_call),
         cmocka_unit_test(point_to_point_has_no_algorithm),
+        cmocka_unit_test(replays_the_recorded_run),
         cmocka_unit_test(arming_forgets),
     };
     return cmocka_run_group_tests(tests, load, NULL);

@@ -10,9 +10,10 @@ endforeach()
 
 # The NCCL profiler plugin, loaded as NCCL loads it (no GPU needed).
 add_executable(unit_choice_plugin ${CMAKE_CURRENT_LIST_DIR}/test_choice_plugin.c)
-target_link_libraries(unit_choice_plugin PRIVATE PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+target_link_libraries(unit_choice_plugin PRIVATE PkgConfig::CMOCKA PkgConfig::CJSON ${CMAKE_DL_LIBS})
 target_compile_definitions(unit_choice_plugin PRIVATE
-  DL_PLUGIN_PATH="$<TARGET_FILE:dlcomm_nccl_profiler>")
+  DL_PLUGIN_PATH="$<TARGET_FILE:dlcomm_nccl_profiler>"
+  DL_RECORDED_RUN="${CMAKE_SOURCE_DIR}/results/reference/h200-multirank/call1/smoke-4ranks-run.json")
 add_dependencies(unit_choice_plugin dlcomm_nccl_profiler)
 add_test(NAME unit_choice_plugin COMMAND unit_choice_plugin)
 set_tests_properties(unit_choice_plugin PROPERTIES LABELS unit TIMEOUT 60)
