@@ -11,7 +11,12 @@
 
 #define PF_TRIES 3 /* sizes an undecided probe is tried at (x4 each) */
 
-typedef enum { IT_SET, IT_LINK, IT_CONFIRM_HOST, IT_CONFIRM_LINK } it_kind_t;
+/* A set to halve; a link to probe (its hosts as neighbours); a link's
+ * hosts apart (each with fillers: both fine says the slowness is their
+ * link's, one slow says it is that host's); a suspect to confirm. */
+/* A set measured whole again (what was named taken out of it: slow, it is
+ * bisected). */
+typedef enum { IT_SET, IT_LINK, IT_APART, IT_WHOLE, IT_CONFIRM_HOST, IT_CONFIRM_LINK } it_kind_t;
 
 typedef struct {
     it_kind_t kind;
@@ -79,23 +84,25 @@ static dl_status_t build(pf_plan_t *p, queue_t *q, pf_round_t *r, int *taken, un
         b *= 4;
     dl_status_t st = pf_round_init(r, "bisect", b);
     r->theta = theta;
+    for (int i = 0; i < q->n; i++) { /* the items this round takes: their hosts first */
+        taken[i] = free_hosts(&q->it[i], busy) ? 0 : -1;
+        for (int k = 0; !taken[i] && k < q->it[i].n; k++)
+            busy[q->it[i].hosts[k]] = 1;
+    }
+    pf_plan_add_controls(p, r, busy);
     for (int i = 0; st == DL_OK && i < q->n; i++) {
         item_t *e = &q->it[i];
-        taken[i] = -1;
-        if (!free_hosts(e, busy))
+        if (taken[i] < 0)
             continue;
-        for (int k = 0; k < e->n; k++)
-            busy[e->hosts[k]] = 1;
-        int h = e->kind == IT_SET ? e->n / 2 : e->n;
+        int two = e->kind == IT_SET || e->kind == IT_APART, h = two ? e->n / 2 : e->n;
         taken[i] = add_filled(p, r, e->hosts, h, busy);
-        if (e->kind == IT_SET && taken[i] >= 0 && add_filled(p, r, e->hosts + h, e->n - h, busy) < 0)
+        if (two && taken[i] >= 0 && add_filled(p, r, e->hosts + h, e->n - h, busy) < 0)
             taken[i] = -1;
         if (taken[i] < 0)
             st = DL_ERR_NOMEM;
         bisecting |= e->kind < IT_CONFIRM_HOST;
     }
     r->stage = bisecting ? "bisect" : "confirm";
-    pf_plan_add_controls(p, r, busy);
     return st;
 }
 
@@ -158,9 +165,11 @@ static dl_status_t outcome(pf_plan_t *p, queue_t *q, const item_t *e, const pf_r
     if (c == PF_FINE)
         return DL_OK;
     it_kind_t k = confirm ? e->kind : n == 1 ? IT_CONFIRM_HOST
-                                  : e->kind == IT_LINK ? IT_CONFIRM_LINK : IT_SET;
+                                  : e->kind == IT_LINK ? IT_APART : IT_SET;
+    if (c == PF_SLOW && e->kind == IT_WHOLE && n > 1)
+        k = IT_SET;
     if (c == PF_UNDECIDED && !confirm)
-        k = n == 1 ? IT_CONFIRM_HOST : e->kind;
+        k = n == 1 ? IT_CONFIRM_HOST : e->kind == IT_WHOLE ? IT_SET : e->kind;
     dl_status_t st = push(q, k, h, n, c == PF_UNDECIDED ? e->tries + 1 : 0);
     if (st != DL_OK)
         return st;
@@ -189,6 +198,33 @@ static dl_status_t after_set(pf_plan_t *p, queue_t *q, const item_t *e, const pf
     return st;
 }
 
+/* A link's hosts apart: both fine, the link is confirmed next with other
+ * fillers; a slow one is a host suspect; undecided, tried again larger. */
+static dl_status_t after_apart(pf_plan_t *p, queue_t *q, const item_t *e, const pf_round_t *r,
+                               int pq)
+{
+    pf_call_t a = r->out[pq].call, b = r->out[pq + 1].call;
+    dl_status_t st = DL_OK;
+    if (a == PF_FINE && b == PF_FINE)
+        st = push(q, IT_CONFIRM_LINK, e->hosts, 2, 0);
+    else if (a == PF_UNDECIDED || b == PF_UNDECIDED)
+        return e->tries + 1 < PF_TRIES ? push(q, IT_APART, e->hosts, 2, e->tries + 1)
+                                       : report(p, e, r, a == PF_UNDECIDED ? pq : pq + 1, e->hosts, 2);
+    if (st == DL_OK && (a == PF_FINE) != (b == PF_FINE)) {
+        int s = a == PF_SLOW ? 0 : 1;
+        st = push(q, IT_CONFIRM_HOST, e->hosts + s, 1, 0);
+        if (st == DL_OK) {
+            q->it[q->n - 1].conf = pf_judge_confidence(r, pq + s);
+            q->it[q->n - 1].excess = r->out[pq + s].excess;
+            p->state[e->hosts[s]] = PF_H_SUSPECT;
+        }
+        return st;
+    }
+    if (st == DL_OK && a == PF_FINE && b == PF_FINE)
+        q->it[q->n - 1].conf = e->conf, q->it[q->n - 1].excess = e->excess;
+    return st;
+}
+
 static dl_status_t settle(pf_plan_t *p, queue_t *q, queue_t *next, const pf_round_t *r,
                           const int *taken)
 {
@@ -199,6 +235,8 @@ static dl_status_t settle(pf_plan_t *p, queue_t *q, queue_t *next, const pf_roun
             st = push(next, e->kind, e->hosts, e->n, e->tries);
         else if (e->kind == IT_SET)
             st = after_set(p, next, e, r, taken[i]);
+        else if (e->kind == IT_APART)
+            st = after_apart(p, next, e, r, taken[i]);
         else
             st = outcome(p, next, e, r, taken[i], e->hosts, e->n);
         if (st == DL_OK && next->n && taken[i] < 0)
@@ -214,13 +252,36 @@ static void queue_free(queue_t *q)
     q->n = 0;
 }
 
+/* A slow set with a named host, or a named link between neighbours, is
+ * measured again with those taken out (a host: replaced by a cleared one;
+ * a link: its second host moved to the end, apart from the first). */
+static dl_status_t push_set(pf_plan_t *p, queue_t *q, const int *h, int n)
+{
+    if (!pf_plan_explained(p, h, n))
+        return push(q, n == 1 ? IT_CONFIRM_HOST : IT_SET, h, n, 0);
+    int *x = malloc((size_t)n * sizeof(int)), k = 0;
+    if (!x)
+        return DL_ERR_NOMEM;
+    for (int i = 0; i < n; i++)
+        if (p->state[h[i]] != PF_H_NAMED)
+            x[k++] = h[i];
+    for (int i = 0; i + 1 < k; i++)
+        if (pf_plan_explained(p, x + i, 2)) { /* the pair as a ring of two */
+            int b = x[i + 1];
+            memmove(x + i + 1, x + i + 2, (size_t)(k - i - 2) * sizeof(int));
+            x[k - 1] = b;
+        }
+    dl_status_t st = k > 1 ? push(q, IT_WHOLE, x, k, 0) : DL_OK;
+    free(x);
+    return st;
+}
+
 dl_status_t pf_bisect(pf_plan_t *p, int nsets, const int *start, const int *hosts)
 {
     queue_t a = {0}, b = {0}, *q = &a, *next = &b;
     dl_status_t st = DL_OK;
     for (int s = 0; st == DL_OK && s < nsets; s++)
-        st = push(q, start[s + 1] - start[s] == 1 ? IT_CONFIRM_HOST : IT_SET, hosts + start[s],
-                  start[s + 1] - start[s], 0);
+        st = push_set(p, q, hosts + start[s], start[s + 1] - start[s]);
     unsigned char *busy = malloc((size_t)p->n);
     int *taken = NULL;
     while (st == DL_OK && q->n) {

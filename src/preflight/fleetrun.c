@@ -144,7 +144,7 @@ static pf_plan_cfg_t plan_cfg(const dl_pf_opts_t *o, const dl_pf_fleet_opts_t *f
     int g = f->group < n ? f->group : n;
     return (pf_plan_cfg_t){.group = g, .target = f->target, .bytes = o->scope_bytes,
                            .orderings = 2, .all_pairs = 0, .controls = 3,
-                           .judge = {.z = 4.5, .nmin = 8, .nmax = 400}};
+                           .judge = {.z = 4.5, .nmin = 16, .nmax = 400}};
 }
 
 dl_status_t dl_pf_fleet_run(const dl_pf_opts_t *o, const dl_pf_fleet_opts_t *f, cJSON *doc)

@@ -87,6 +87,8 @@ static void reference(pf_round_t *r, const double *sum, const double *sum2, cons
     int any = 0, k = 0;
     for (int p = 0; p < r->nprobes; p++)
         any |= r->control[p];
+    if (!any && r->fixed_ref)
+        return;
     double *m = malloc((size_t)r->nprobes * sizeof(double)), var = 0;
     for (int p = 0; m && p < r->nprobes; p++)
         if (!any || r->control[p]) {

@@ -47,30 +47,59 @@ dl_status_t pf_plan_round(pf_plan_t *p, pf_round_t *r)
     return DL_OK;
 }
 
-/* n cleared hosts not busy into dst, in turn (each filler differs from the
- * last probe's); returns how many there were. */
+/* Whether pool[i..i+n) are free cleared hosts of one fine screen probe:
+ * neighbours there, so the links between them were measured fine too. */
+static int window_free(const pf_plan_t *p, int i, int n, const unsigned char *busy)
+{
+    if (i + n > p->npool)
+        return 0;
+    for (int k = i; k < i + n; k++)
+        if (busy[p->pool[k]] || p->state[p->pool[k]] != PF_H_CLEARED ||
+            p->run_of[k] != p->run_of[i])
+            return 0;
+    return 1;
+}
+
+/* n cleared hosts not busy into dst: a run of neighbours from one fine
+ * screen probe when there is one (from where the last fill ended, so
+ * fillers change), else any; returns how many there were. */
 int pf_plan_fill(pf_plan_t *p, int *dst, int n, unsigned char *busy)
 {
     int k = 0;
-    for (int tries = 0; k < n && tries < p->npool; tries++) {
-        int h = p->pool[p->next++ % p->npool];
-        if (busy[h] || p->state[h] != PF_H_CLEARED)
-            continue;
-        busy[h] = 1;
-        dst[k++] = h;
+    for (int t = 0; t < p->npool; t++) {
+        int i = (p->next + t) % p->npool;
+        if (window_free(p, i, n, busy)) {
+            for (; k < n; k++)
+                busy[dst[k] = p->pool[i + k]] = 1;
+            p->next = i + n;
+            return k;
+        }
+    }
+    for (int t = 0; k < n && t < p->npool; t++) {
+        int h = p->pool[(p->next + t) % p->npool];
+        if (!busy[h] && p->state[h] == PF_H_CLEARED)
+            busy[dst[k++] = h] = 1;
     }
     return k;
 }
 
+/* Control probes of cleared hosts, taken before the fillers but leaving
+ * them half of the cleared hosts; none: the last screen's reference. */
 void pf_plan_add_controls(pf_plan_t *p, pf_round_t *r, unsigned char *busy)
 {
-    int *h = malloc((size_t)p->cfg.group * sizeof(int));
-    for (int c = 0; h && c < p->cfg.controls; c++) {
-        int k = pf_plan_fill(p, h, p->cfg.group, busy);
+    int g = p->cfg.group, cleared = 0;
+    for (int i = 0; i < p->npool; i++)
+        cleared += p->state[p->pool[i]] == PF_H_CLEARED && !busy[p->pool[i]];
+    int n = cleared / 2 < g ? cleared / 2 : g, *h = malloc((size_t)g * sizeof(int));
+    for (int c = 0; h && n >= 2 && c < p->cfg.controls && (c + 1) * n <= cleared / 2; c++) {
+        int k = pf_plan_fill(p, h, n, busy);
         if (k >= 2)
             pf_round_add(r, h, k, p->probe_rail, 1);
     }
     free(h);
+    r->fixed_ref = 1;
+    r->ref = p->screen_ref;
+    r->ref_se = 0;
 }
 
 dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *f)
@@ -87,8 +116,9 @@ dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *f)
     return DL_OK;
 }
 
-/* The screen's host orders: host order, then shifted by G/2 (the pairs at
- * the first order's group boundaries become neighbours); or every pair of
+/* The screen's host orders: host order, then shifted by G/4 (the pairs at
+ * the first order's group boundaries and first halvings become neighbours
+ * inside a group); or every pair of
  * a tournament (G = 2). Returns how many, perms[o * n + i]. */
 static int orderings(const pf_plan_t *p, int **perms)
 {
@@ -100,7 +130,7 @@ static int orderings(const pf_plan_t *p, int **perms)
         int *pm = *perms + (size_t)o * n, m = 0;
         for (int h = 0; h < n; h++) {
             if (!p->cfg.all_pairs)
-                pm[m++] = (h + o * (g / 2)) % n;
+                pm[m++] = (h + o * (g / 4 > 0 ? g / 4 : 1)) % n;
             else if (partner[o * n + h] > h) /* each pair once, byes last */
                 pm[m++] = h, pm[m++] = partner[o * n + h];
         }
@@ -149,9 +179,13 @@ static dl_status_t sift(pf_plan_t *p, const pf_round_t *r, int *nsets, int *star
             undecided |= r->out[q + x].call == PF_UNDECIDED;
         }
         for (int i = 0; i < k && !slow && !undecided; i++)
-            if (p->state[h[i]] == PF_H_UNKNOWN)
-                p->state[h[i]] = PF_H_CLEARED, p->pool[p->npool++] = h[i];
-        if ((slow || undecided) && !pf_plan_explained(p, h, k)) {
+            if (p->state[h[i]] == PF_H_UNKNOWN) {
+                p->state[h[i]] = PF_H_CLEARED;
+                p->run_of[p->npool] = p->runs;
+                p->pool[p->npool++] = h[i];
+            }
+        p->runs++;
+        if (slow || undecided) {
             memcpy(hosts + start[*nsets], h, (size_t)k * sizeof(int));
             start[*nsets + 1] = start[*nsets] + k;
             (*nsets)++;
@@ -168,9 +202,10 @@ static dl_status_t plan_init(const pf_prober_t *pr, const pf_plan_cfg_t *cfg, pf
     p->n = pr->nhosts;
     p->state = calloc((size_t)p->n, 1);
     p->pool = malloc((size_t)p->n * sizeof(int));
+    p->run_of = malloc((size_t)p->n * sizeof(int));
     p->rail_named = calloc((size_t)pr->nrails, sizeof(int));
     p->probe_rail = -1;
-    return p->state && p->pool && p->rail_named ? DL_OK : DL_ERR_NOMEM;
+    return p->state && p->pool && p->run_of && p->rail_named ? DL_OK : DL_ERR_NOMEM;
 }
 
 dl_status_t pf_plan_run(const pf_prober_t *pr, const pf_plan_cfg_t *cfg, pf_plan_t *p)
@@ -186,6 +221,7 @@ dl_status_t pf_plan_run(const pf_prober_t *pr, const pf_plan_cfg_t *cfg, pf_plan
         pf_round_t r;
         int nsets = 0;
         st = screen(p, perms + (size_t)o * p->n, &r);
+        p->screen_ref = r.ref;
         if (st == DL_OK)
             st = pf_plan_rails(p, &r, perms + (size_t)((o + 1) % k) * p->n);
         if (st == DL_OK)
@@ -204,6 +240,7 @@ void pf_plan_free(pf_plan_t *p)
 {
     free(p->state);
     free(p->pool);
+    free(p->run_of);
     free(p->finds);
     free(p->log);
     free(p->rail_named);

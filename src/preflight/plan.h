@@ -45,6 +45,7 @@ typedef struct {
     uint64_t bytes;
     double theta;   /* decision line: half the target fault at this size (log) */
     double ref, ref_se;
+    int fixed_ref;  /* no controls: ref is the last screen's (set by the planner) */
     pf_outcome_t *out;
     double wall_s;  /* set-up, warm-up and the longest probe */
     int max_iters;
@@ -122,12 +123,14 @@ typedef struct pf_plan {
     int n;
     unsigned char *state;    /* [n] PF_H_* */
     int *pool, npool, next;  /* cleared hosts, handed out in turn as fillers */
+    int *run_of, runs;       /* [npool] the fine screen probe each came from */
     pf_finding_t *finds;
     int nfinds, finds_cap;
     pf_round_log_t *log;
     int rounds, log_cap, probes;
     double wall_s;
     int *rail_named;         /* [nrails] */
+    double screen_ref;       /* the last screen's reference: rounds without controls */
     int probe_rail;          /* bisect and confirm probes' rail: -1 all, else one not named */
 } pf_plan_t;
 

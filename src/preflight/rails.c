@@ -28,13 +28,24 @@ int pf_plan_explained(const pf_plan_t *p, const int *hosts, int n)
 static int rail_suspects(const pf_plan_t *p, const pf_round_t *r, int *suspect)
 {
     int nr = p->pr->nrails, groups = r->nprobes / nr, k = 0;
-    for (int rail = 0; rail < nr; rail++) {
-        int slow = 0;
+    int *slow = calloc((size_t)nr, sizeof(int)), *sorted = calloc((size_t)nr, sizeof(int));
+    for (int rail = 0; slow && sorted && rail < nr; rail++) {
         for (int q = rail; q < r->nprobes; q += nr)
-            slow += r->out[q].call == PF_SLOW;
-        suspect[rail] = groups >= 3 && 2 * slow > groups && !p->rail_named[rail];
+            slow[rail] += r->out[q].call == PF_SLOW;
+        int i = rail; /* insertion: the rails' slow counts in order */
+        for (; i > 0 && sorted[i - 1] > slow[rail]; i--)
+            sorted[i] = sorted[i - 1];
+        sorted[i] = slow[rail];
+    }
+    /* Slow groups a host explains are slow on every rail: a rail's own
+     * are those beyond the median rail's. */
+    for (int rail = 0; slow && sorted && rail < nr; rail++) {
+        suspect[rail] = groups >= 3 && 2 * (slow[rail] - sorted[nr / 2]) > groups &&
+                        !p->rail_named[rail];
         k += suspect[rail];
     }
+    free(slow);
+    free(sorted);
     return k;
 }
 
