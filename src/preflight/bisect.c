@@ -253,8 +253,8 @@ static void queue_free(queue_t *q)
 }
 
 /* A slow set with a named host, or a named link between neighbours, is
- * measured again with those taken out (a host: replaced by a cleared one;
- * a link: its second host moved to the end, apart from the first). */
+ * measured again with those taken out (a host: left out, the fillers make
+ * up the size; a link: its second host moved half the ring away). */
 static dl_status_t push_set(pf_plan_t *p, queue_t *q, const int *h, int n)
 {
     if (!pf_plan_explained(p, h, n))
@@ -265,12 +265,13 @@ static dl_status_t push_set(pf_plan_t *p, queue_t *q, const int *h, int n)
     for (int i = 0; i < n; i++)
         if (p->state[h[i]] != PF_H_NAMED)
             x[k++] = h[i];
-    for (int i = 0; i + 1 < k; i++)
-        if (pf_plan_explained(p, x + i, 2)) { /* the pair as a ring of two */
-            int b = x[i + 1];
-            memmove(x + i + 1, x + i + 2, (size_t)(k - i - 2) * sizeof(int));
-            x[k - 1] = b;
+    for (int i = 0; k >= 4 && i < k; i++) {
+        int pair[2] = {x[i], x[(i + 1) % k]}, j = (i + 1 + k / 2) % k;
+        if (pf_plan_explained(p, pair, 2)) { /* the pair as a ring of two */
+            x[(i + 1) % k] = x[j];
+            x[j] = pair[1];
         }
+    }
     dl_status_t st = k > 1 ? push(q, IT_WHOLE, x, k, 0) : DL_OK;
     free(x);
     return st;

@@ -104,6 +104,10 @@ void pf_plan_add_controls(pf_plan_t *p, pf_round_t *r, unsigned char *busy)
 
 dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *f)
 {
+    for (int i = 0; i < p->nfinds; i++) /* found again from another order: once */
+        if (p->finds[i].named && p->finds[i].kind == f->kind && p->finds[i].a == f->a &&
+            p->finds[i].b == f->b)
+            return DL_OK;
     if (p->nfinds == p->finds_cap) {
         int c = p->finds_cap ? 2 * p->finds_cap : 8;
         pf_finding_t *x = realloc(p->finds, (size_t)c * sizeof(*x));
