@@ -16,7 +16,7 @@
 #include "sys/sys.h"
 
 typedef struct {
-    const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus;
+    const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus, *html;
     int pairs;       /* dl_pf_pairs_t */
     uint32_t scopes; /* bit 0 node, 1 rail, 2 pair */
     uint64_t check_bytes, scope_bytes;
@@ -93,6 +93,9 @@ static const dl_opt_t pf_opts[] = {
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE|DIR",
      "write the verdict per host for node_exporter's textfile collector (a folder: "
      "DIR/dlcomm-preflight.prom)", O(prometheus), NULL},
+    {"html", 0, DL_OPT_STR, NULL, "FILE",
+     "write the verdict, the host x host pair matrix as a heat map and every check as one "
+     "page", O(html), NULL},
     {"fleet", 0, DL_OPT_INT, "0", "N",
      "model N nodes of --system (h200-sxm-8 if not given) and run the adaptive planner on "
      "them, without mpirun: the probes, rounds, projected wall time and verdict", O(fleet),
@@ -205,6 +208,8 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
         if (st != DL_OK)
             return st;
     }
+    if (a->html && (st = dl_out_file_check("--html", a->html)) != DL_OK)
+        return st;
     if (a->prometheus) {
         dl_status_t st = dl_prom_target("--prometheus", a->prometheus, "dlcomm-preflight.prom",
                                         ps->prom, sizeof(ps->prom));
@@ -244,6 +249,11 @@ static int finish(const pf_cli_t *a, const pf_setup_t *ps, cJSON *doc, dl_status
         char *s = cJSON_Print(doc);
         dl_status_t io = s ? dl_write_atomic(a->json, s, strlen(s)) : DL_ERR_NOMEM;
         cJSON_free(s);
+        if (io != DL_OK && code == 0)
+            code = dl_status_exit_code(io);
+    }
+    if (a->html) {
+        dl_status_t io = dl_pf_html(a->html, doc);
         if (io != DL_OK && code == 0)
             code = dl_status_exit_code(io);
     }

@@ -120,6 +120,10 @@ typedef struct {
 } dl_pf_fleet_opts_t;
 dl_status_t dl_pf_fleet_run(const dl_pf_opts_t *o, const dl_pf_fleet_opts_t *f, cJSON *doc);
 
+/* The finished document as one HTML page: the verdict, the pair matrix as
+ * a heat map (slow cells marked), the checks; written atomically. */
+dl_status_t dl_pf_html(const char *path, const cJSON *doc);
+
 /* The finished document's verdict as node_exporter textfile gauges
  * (metrics.c says which), written atomically to path. */
 dl_status_t dl_pf_prometheus(const char *path, const cJSON *doc);
