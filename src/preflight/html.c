@@ -11,7 +11,8 @@
 #include <string.h>
 
 #define CELL 28
-#define LABEL 120
+#define LABEL 120 /* room for the row labels */
+#define TOP 50     /* and for the column labels, slanted */
 
 /* Green (at or above the median) through yellow to red (half of it or less). */
 static void colour(double ratio, char *buf, size_t len)
@@ -48,7 +49,7 @@ static void heat_map(dl_buf_t *b, const cJSON *m)
     const cJSON *hosts = cJSON_GetObjectItem(m, "hosts"), *bw = cJSON_GetObjectItem(m, "busbw_gbps");
     const cJSON *slow = cJSON_GetObjectItem(m, "slow");
     double median = cJSON_GetNumberValue(cJSON_GetObjectItem(m, "median_gbps"));
-    int n = cJSON_GetArraySize(hosts), w = LABEL + n * CELL + 10;
+    int n = cJSON_GetArraySize(hosts), w = LABEL + n * CELL + 10, h = TOP + n * CELL + 10;
     dl_buf_printf(b, "<h2>Pair busbw (host x host)</h2><p>Each cell: all-reduce busbw of the two "
                      "hosts together, against the median host's best pair %.3f GB/s (green at or "
                      "above it, red at half or less); cells marked x are what the pair scope named "
@@ -56,20 +57,20 @@ static void heat_map(dl_buf_t *b, const cJSON *m)
                      "A slow link is one cell and its mirror; a slow host, its row and column.</p>",
                   median);
     dl_buf_printf(b, "<svg class=\"heatmap\" role=\"img\" width=\"%d\" height=\"%d\" "
-                     "font-size=\"11\"><title>pair busbw, host x host</title>", w, w);
+                     "font-size=\"11\"><title>pair busbw, host x host</title>", w, h);
     for (int i = 0; i < n; i++) {
         const char *h = cJSON_GetArrayItem(hosts, i)->valuestring;
         dl_buf_printf(b, "<text class=\"row\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL - 4,
-                      LABEL + i * CELL + CELL / 2 + 4);
+                      TOP + i * CELL + CELL / 2 + 4);
         dl_buf_esc(b, h);
         dl_buf_printf(b, "</text><text class=\"col\" transform=\"translate(%d,%d) rotate(-60)\">",
-                      LABEL + i * CELL + CELL / 2, LABEL - 4);
+                      LABEL + i * CELL + CELL / 2, TOP - 4);
         dl_buf_esc(b, h);
         dl_buf_printf(b, "</text>");
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            cell(b, LABEL + j * CELL, LABEL + i * CELL,
+            cell(b, LABEL + j * CELL, TOP + i * CELL,
                  cJSON_GetArrayItem(cJSON_GetArrayItem(bw, i), j),
                  cJSON_IsTrue(cJSON_GetArrayItem(cJSON_GetArrayItem(slow, i), j)), median,
                  cJSON_GetArrayItem(hosts, i)->valuestring, cJSON_GetArrayItem(hosts, j)->valuestring);
@@ -80,7 +81,7 @@ static void checks_table(dl_buf_t *b, const cJSON *doc)
 {
     static const char *const keys[] = {"status", "check", "scope", "subject", "message"};
     dl_buf_printf(b, "<h2>Checks</h2><table class=\"checks\"><tr><th>status</th><th>check</th>"
-                     "<th>scope</th><th>subject</th><th>figures</th></tr>");
+                     "<th>scope</th><th>subject</th><th>what</th></tr>");
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "checks"))
     {
@@ -101,13 +102,21 @@ dl_status_t dl_pf_html(const char *path, const cJSON *doc)
     dl_buf_t b = {0};
     dl_html_begin(&b, "dlcomm preflight");
     const cJSON *v = cJSON_GetObjectItem(doc, "verdict");
-    char *names = cJSON_PrintUnformatted(v);
     dl_buf_printf(&b, "<p class=\"verdict\">Verdict: <strong>");
     dl_buf_esc(&b, cJSON_GetStringValue(cJSON_GetObjectItem(v, "status")) ?: "?");
-    dl_buf_printf(&b, "</strong></p><pre>");
-    dl_buf_esc(&b, names ? names : "");
-    dl_buf_printf(&b, "</pre>");
-    cJSON_free(names);
+    dl_buf_printf(&b, "</strong></p><ul>");
+    static const char *const named[] = {"hosts", "pairs", "rails", "gpus", "ranks"};
+    for (size_t k = 0; k < DL_ARRAY_SIZE(named); k++) {
+        const cJSON *l = cJSON_GetObjectItem(v, named[k]);
+        char *txt = cJSON_GetArraySize(l) ? cJSON_PrintUnformatted(l) : NULL;
+        if (txt) {
+            dl_buf_printf(&b, "<li>%s: ", named[k]);
+            dl_buf_esc(&b, txt);
+            dl_buf_printf(&b, "</li>");
+        }
+        cJSON_free(txt);
+    }
+    dl_buf_printf(&b, "</ul>");
     const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "scopes"),
                                                              "pair"), "matrix");
     if (m)
