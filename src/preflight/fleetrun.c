@@ -123,13 +123,13 @@ static void report(pf_ctx_t *c, const pf_plan_t *p, const pf_fleet_t *m, const c
                    double cpu_s, cJSON *fj)
 {
     print_rounds(p);
-    int named = 0;
+    int left = 0; /* hosts named or warned about: not cleared */
     cJSON *list = cJSON_AddArrayToObject(fj, "findings");
     for (int i = 0; i < p->nfinds; i++)
-        named += p->finds[i].named && p->finds[i].kind == PF_FIND_HOST;
-    pf_check(c, DL_PF_PASS, "bandwidth", "fleet", "-", NULL,
+        left += p->finds[i].kind == PF_FIND_HOST;
+    pf_check(c, left < p->n ? DL_PF_PASS : DL_PF_SKIP, "bandwidth", "fleet", "-", NULL,
              "%d of %d nodes cleared: screened in groups of %d on %d rail%s, %d rounds, %d probes",
-             p->n - named, p->n, p->cfg.group, m->pr.nrails, m->pr.nrails > 1 ? "s" : "",
+             p->n - left, p->n, p->cfg.group, m->pr.nrails, m->pr.nrails > 1 ? "s" : "",
              p->rounds, p->probes);
     for (int i = 0; i < p->nfinds; i++)
         report_finding(c, &p->finds[i], list);

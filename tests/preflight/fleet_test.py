@@ -8,6 +8,7 @@ with 5% noise and checks what a user relies on: the exit code, the VERDICT
 line and the JSON verdict name every planted fault and nothing else (a
 healthy fleet: nothing, exit 0), each named thing carries a confidence and
 its figures, and the document matches docs/schema/preflight.schema.json.
+inconclusive: a fault the probes cannot separate is a WARN, never a PASS.
 usage: bad --fleet input is one line on stderr, exit 2, nothing written.
 """
 import json
@@ -79,6 +80,25 @@ def check_case(name, work):
     subprocess.run([sys.executable, os.path.join(HERE, "..", "record_schema.py"), out], check=True)
 
 
+def check_inconclusive(work):
+    """A fault below what the noise lets a probe separate within its
+    iterations: inconclusive (WARN, exit 0), never a PASS of that node."""
+    out = os.path.join(work, "pf.json")
+    p = run(["--fleet", "32", "--fault", "node:5:1.06", "--target", "0.05", "--noise", "0.3",
+             "--scope-size", "64K", "--seed", "2"], out)
+    doc = json.load(open(out))
+    v = doc["verdict"]
+    if p.returncode != 0 or v["status"] != "warn" or v["hosts"] or v["pairs"] or v["rails"]:
+        fail(f"exit {p.returncode}, verdict {v}")
+    inc = {f["subject"] for f in doc["fleet"]["findings"] if f["inconclusive"] and not f["named"]}
+    if "node5" not in inc:
+        fail(f"node5 not reported inconclusive: {inc}")
+    passed = [c for c in doc["checks"] if c["status"] == "pass" and "node5" in c["subject"]]
+    if passed or "32 of 32 nodes cleared" in p.stdout:
+        fail("a node no probe decided was passed")
+    subprocess.run([sys.executable, os.path.join(HERE, "..", "record_schema.py"), out], check=True)
+
+
 def check_usage(work):
     out = os.path.join(work, "bad.json")
     bad = [["--fleet", "64", "--fault", "node:99:1.2"],
@@ -99,6 +119,8 @@ def check_usage(work):
 with tempfile.TemporaryDirectory() as work:
     if CASE == "usage":
         check_usage(work)
+    elif CASE == "inconclusive":
+        check_inconclusive(work)
     else:
         check_case(CASE, work)
 print("PASS " + CASE)
