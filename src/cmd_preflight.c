@@ -118,10 +118,12 @@ DL_OPTS_EXPORT("preflight", pf_opts, pf_cli_t)
 #undef O
 
 static const char usage[] =
-    "usage: mpirun -np N dlcomm preflight [options]\n\n"
+    "usage: mpirun -np N dlcomm preflight [options]\n"
+    "       dlcomm preflight --fleet N [--fault LIST] [--noise FRAC] [options]\n\n"
     "Checks a set of hosts before a job: GPU health (NVML), NUMA binding, correctness of\n"
     "every collective, bandwidth against a baseline, and scopes that localise a fault\n"
     "(each node alone, each rail, node pairs). One line per check, then a VERDICT line.\n"
+    "--fleet runs the adaptive planner on a model of N nodes instead, without MPI.\n"
     "Exit 0 pass (warnings allowed), 1 a check failed, 2 bad usage, 3 the run broke.";
 
 typedef struct {
