@@ -22,7 +22,7 @@ typedef struct {
     it_kind_t kind;
     int *hosts, n;      /* IT_SET: the ring; else hosts[0..1] */
     int tries;
-    double conf, excess; /* the evidence that made it a suspect */
+    double conf, excess; /* the evidence that made it a suspect (1e9: none yet) */
 } item_t;
 
 typedef struct {
@@ -41,7 +41,7 @@ static dl_status_t push(queue_t *q, it_kind_t kind, const int *hosts, int n, int
         q->cap = c;
     }
     item_t *e = &q->it[q->n];
-    *e = (item_t){.kind = kind, .n = n, .tries = tries, .conf = 1};
+    *e = (item_t){.kind = kind, .n = n, .tries = tries, .conf = 1, .excess = 1e9};
     e->hosts = malloc((size_t)n * sizeof(int));
     if (!e->hosts)
         return DL_ERR_NOMEM;
@@ -141,7 +141,7 @@ static dl_status_t report(pf_plan_t *p, const item_t *e, const pf_round_t *r, in
     item_t x = *e;
     x.hosts = (int *)h;
     x.n = n;
-    int hosts = e->kind == IT_SET || e->kind == IT_CONFIRM_HOST;
+    int hosts = e->kind == IT_SET || e->kind == IT_WHOLE || e->kind == IT_CONFIRM_HOST;
     x.kind = hosts ? IT_CONFIRM_HOST : IT_CONFIRM_LINK;
     dl_status_t st = DL_OK;
     for (int i = 0; st == DL_OK && hosts && n > 1 && i < n; i++) /* an undecided set: each host */
@@ -169,7 +169,7 @@ static dl_status_t outcome(pf_plan_t *p, queue_t *q, const item_t *e, const pf_r
     if (c == PF_SLOW && e->kind == IT_WHOLE && n > 1)
         k = IT_SET;
     if (c == PF_UNDECIDED && !confirm)
-        k = n == 1 ? IT_CONFIRM_HOST : e->kind == IT_WHOLE ? IT_SET : e->kind;
+        k = n == 1 ? IT_CONFIRM_HOST : e->kind; /* the same again, larger */
     dl_status_t st = push(q, k, h, n, c == PF_UNDECIDED ? e->tries + 1 : 0);
     if (st != DL_OK)
         return st;
@@ -192,7 +192,8 @@ static dl_status_t after_set(pf_plan_t *p, queue_t *q, const item_t *e, const pf
     if (st != DL_OK || r->out[pq].call != PF_FINE || r->out[pq + 1].call != PF_FINE)
         return st;
     int l1[2] = {e->hosts[h - 1], e->hosts[h]}, l2[2] = {e->hosts[e->n - 1], e->hosts[0]};
-    st = push(q, IT_LINK, l1, 2, 0);
+    /* Two hosts, slow together and each fine apart: the link, to confirm. */
+    st = push(q, e->n == 2 ? IT_CONFIRM_LINK : IT_LINK, l1, 2, 0);
     if (st == DL_OK && e->n > 2)
         st = push(q, IT_LINK, l2, 2, 0);
     return st;
@@ -255,8 +256,10 @@ static void queue_free(queue_t *q)
 /* A slow set with a named host, or a named link between neighbours, is
  * measured again with those taken out (a host: left out, the fillers make
  * up the size; a link: its second host moved half the ring away). */
-static dl_status_t push_set(pf_plan_t *p, queue_t *q, const int *h, int n)
+static dl_status_t push_set(pf_plan_t *p, queue_t *q, const int *h, int n, int undecided)
 {
+    if (undecided && n > 1) /* measured whole again, larger, before it is halved */
+        return push(q, IT_WHOLE, h, n, 1);
     if (!pf_plan_explained(p, h, n))
         return push(q, n == 1 ? IT_CONFIRM_HOST : IT_SET, h, n, 0);
     int *x = malloc((size_t)n * sizeof(int)), k = 0;
@@ -277,12 +280,13 @@ static dl_status_t push_set(pf_plan_t *p, queue_t *q, const int *h, int n)
     return st;
 }
 
-dl_status_t pf_bisect(pf_plan_t *p, int nsets, const int *start, const int *hosts)
+dl_status_t pf_bisect(pf_plan_t *p, int nsets, const int *start, const int *hosts,
+                      const unsigned char *undecided)
 {
     queue_t a = {0}, b = {0}, *q = &a, *next = &b;
     dl_status_t st = DL_OK;
     for (int s = 0; st == DL_OK && s < nsets; s++)
-        st = push_set(p, q, hosts + start[s], start[s + 1] - start[s]);
+        st = push_set(p, q, hosts + start[s], start[s + 1] - start[s], undecided[s]);
     unsigned char *busy = malloc((size_t)p->n);
     int *taken = NULL;
     while (st == DL_OK && q->n) {

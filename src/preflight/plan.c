@@ -104,10 +104,14 @@ void pf_plan_add_controls(pf_plan_t *p, pf_round_t *r, unsigned char *busy)
 
 dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *f)
 {
-    for (int i = 0; i < p->nfinds; i++) /* found again from another order: once */
-        if (p->finds[i].named && p->finds[i].kind == f->kind && p->finds[i].a == f->a &&
-            p->finds[i].b == f->b)
-            return DL_OK;
+    for (int i = 0; i < p->nfinds; i++) { /* found again from another order: once */
+        pf_finding_t *x = &p->finds[i];
+        if (x->kind != f->kind || x->a != f->a || x->b != f->b)
+            continue;
+        if (f->named && !x->named) /* a warning, then named: named */
+            *x = *f;
+        return DL_OK;
+    }
     if (p->nfinds == p->finds_cap) {
         int c = p->finds_cap ? 2 * p->finds_cap : 8;
         pf_finding_t *x = realloc(p->finds, (size_t)c * sizeof(*x));
@@ -169,7 +173,8 @@ static dl_status_t screen(pf_plan_t *p, const int *perm, pf_round_t *r)
 /* After a screen: hosts of groups all fine are cleared; slow groups (on a
  * rail not named) are the sets to bisect, unless a named host is in them
  * or a named link between neighbours (what is named explains them). */
-static dl_status_t sift(pf_plan_t *p, const pf_round_t *r, int *nsets, int *start, int *hosts)
+static dl_status_t sift(pf_plan_t *p, const pf_round_t *r, int *nsets, int *start, int *hosts,
+                        unsigned char *undecided_set)
 {
     int nr = p->pr->nrails, per = nr;
     *nsets = 0;
@@ -192,6 +197,7 @@ static dl_status_t sift(pf_plan_t *p, const pf_round_t *r, int *nsets, int *star
         if (slow || undecided) {
             memcpy(hosts + start[*nsets], h, (size_t)k * sizeof(int));
             start[*nsets + 1] = start[*nsets] + k;
+            undecided_set[*nsets] = !slow;
             (*nsets)++;
         }
     }
@@ -215,11 +221,13 @@ static dl_status_t plan_init(const pf_prober_t *pr, const pf_plan_cfg_t *cfg, pf
 dl_status_t pf_plan_run(const pf_prober_t *pr, const pf_plan_cfg_t *cfg, pf_plan_t *p)
 {
     int *perms = NULL, *start = NULL, *hosts = NULL;
+    unsigned char *undecided = NULL;
     dl_status_t st = plan_init(pr, cfg, p);
     int k = st == DL_OK ? orderings(p, &perms) : -1;
     start = malloc((size_t)(p->n + 1) * sizeof(int));
     hosts = malloc((size_t)p->n * sizeof(int));
-    if (k < 0 || !start || !hosts)
+    undecided = malloc((size_t)p->n + 1);
+    if (k < 0 || !start || !hosts || !undecided)
         st = DL_ERR_NOMEM;
     for (int o = 0; st == DL_OK && o < k; o++) {
         pf_round_t r;
@@ -229,14 +237,15 @@ dl_status_t pf_plan_run(const pf_prober_t *pr, const pf_plan_cfg_t *cfg, pf_plan
         if (st == DL_OK)
             st = pf_plan_rails(p, &r, perms + (size_t)((o + 1) % k) * p->n);
         if (st == DL_OK)
-            st = sift(p, &r, &nsets, start, hosts);
+            st = sift(p, &r, &nsets, start, hosts, undecided);
         pf_round_free(&r);
         if (st == DL_OK && nsets)
-            st = pf_bisect(p, nsets, start, hosts);
+            st = pf_bisect(p, nsets, start, hosts, undecided);
     }
     free(perms);
     free(start);
     free(hosts);
+    free(undecided);
     return st;
 }
 

@@ -153,7 +153,9 @@ dl_status_t pf_plan_rails(pf_plan_t *p, const pf_round_t *screen, const int *nex
  * explains a slow probe of these hosts. */
 int pf_plan_explained(const pf_plan_t *p, const int *hosts, int n);
 /* Bisects the slow sets (each a ring of hosts) down to hosts and links,
- * confirms them and records the findings. */
-dl_status_t pf_bisect(pf_plan_t *p, int nsets, const int *start, const int *hosts);
+ * confirms them and records the findings; a set whose screen probe did not
+ * decide (undecided[s]) is first measured whole again, larger. */
+dl_status_t pf_bisect(pf_plan_t *p, int nsets, const int *start, const int *hosts,
+                      const unsigned char *undecided);
 
 #endif

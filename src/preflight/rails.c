@@ -88,11 +88,12 @@ static dl_status_t rail_judge(pf_plan_t *p, const pf_round_t *r, int rail)
                       .iters = r->out[mid].iters};
     f.confidence = (double)slow / all;
     p->rail_named[rail] = f.named;
-    for (int x = 0; f.named && x < p->pr->nrails; x++) /* a slow rail would mask the rest */
-        if (!p->rail_named[x]) {
+    /* Probes on a slow rail (all rails included) would mask the rest: from
+     * now on they run on one that is not named. */
+    for (int x = 0; f.named && (p->probe_rail < 0 || p->probe_rail == rail) &&
+                    x < p->pr->nrails; x++)
+        if (!p->rail_named[x])
             p->probe_rail = x;
-            break;
-        }
     return pf_plan_find(p, &f);
 }
 
