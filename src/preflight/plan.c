@@ -102,8 +102,11 @@ void pf_plan_add_controls(pf_plan_t *p, pf_round_t *r, unsigned char *busy)
     r->ref_se = 0;
 }
 
-dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *f)
+dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *found)
 {
+    pf_finding_t one = *found, *f = &one;
+    if (f->kind == PF_FIND_LINK && f->b >= 0 && f->b < f->a) /* a link: lower host first */
+        f->a = found->b, f->b = found->a;
     for (int i = 0; i < p->nfinds; i++) { /* found again from another order: once */
         pf_finding_t *x = &p->finds[i];
         if (x->kind != f->kind || x->a != f->a || x->b != f->b)
