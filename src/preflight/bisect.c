@@ -192,8 +192,7 @@ static dl_status_t after_set(pf_plan_t *p, queue_t *q, const item_t *e, const pf
     if (st != DL_OK || r->out[pq].call != PF_FINE || r->out[pq + 1].call != PF_FINE)
         return st;
     int l1[2] = {e->hosts[h - 1], e->hosts[h]}, l2[2] = {e->hosts[e->n - 1], e->hosts[0]};
-    /* Two hosts, slow together and each fine apart: the link, to confirm. */
-    st = push(q, e->n == 2 ? IT_CONFIRM_LINK : IT_LINK, l1, 2, 0);
+    st = push(q, IT_LINK, l1, 2, 0);
     if (st == DL_OK && e->n > 2)
         st = push(q, IT_LINK, l2, 2, 0);
     return st;
