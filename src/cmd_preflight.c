@@ -18,19 +18,32 @@
 #include "sys/sys.h"
 
 typedef struct {
-    const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus;
+    const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus, *html;
     int pairs;       /* dl_pf_pairs_t */
     uint32_t scopes; /* bit 0 node, 1 rail, 2 pair */
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
     int quick, gpu;
+    long fleet, seed, group; /* --fleet: the modelled fleet */
+    const char *fault;
+    double noise, target;
 } pf_cli_t;
 
 static const char *fraction(const void *f)
 {
     double v = *(const double *)f;
     return v > 0 && v <= 1 ? NULL : "must be in (0, 1], e.g. 0.9 for 90%";
+}
+
+static const char *noise_frac(const void *f)
+{
+    return *(const double *)f >= 0 && *(const double *)f < 1 ? NULL : "must be in [0, 1)";
+}
+
+static const char *group_size(const void *f)
+{
+    return *(const long *)f >= 2 ? NULL : "must be 2 or more hosts";
 }
 
 static const char *const pairs_names[] = {"auto", "all", "ring", "none"}; /* dl_pf_pairs_t */
@@ -82,15 +95,37 @@ static const dl_opt_t pf_opts[] = {
     {"prometheus", 0, DL_OPT_STR, NULL, "FILE|DIR",
      "write the verdict per host for node_exporter's textfile collector (a folder: "
      "DIR/dlcomm-preflight.prom)", O(prometheus), NULL},
+    {"html", 0, DL_OPT_STR, NULL, "FILE",
+     "write the verdict, the host x host pair matrix as a heat map and every check as one "
+     "page", O(html), NULL},
+    {"fleet", 0, DL_OPT_INT, "0", "N",
+     "model N nodes of --system (h200-sxm-8 if not given) and run the adaptive planner on "
+     "them, without mpirun: the probes, rounds, projected wall time and verdict", O(fleet),
+     dl_opt_nonneg_long},
+    {"fault", 0, DL_OPT_STR, NULL, "LIST",
+     "--fleet: faults to plant, comma-separated: node:HOST:FACTOR, link:HOST:HOST:FACTOR, "
+     "rail:RAIL:FACTOR, flap:HOST:FACTOR[:SHARE] (hosts and rails from 0)", O(fault), NULL},
+    {"noise", 0, DL_OPT_DOUBLE, "0", "FRAC",
+     "--fleet: noise of each timed iteration (sd of its log time: 0.05 is about 5%)", O(noise),
+     noise_frac},
+    {"seed", 0, DL_OPT_INT, "1", "N", "--fleet: the noise's and flaps' random seed", O(seed),
+     dl_opt_nonneg_long},
+    {"target", 0, DL_OPT_DOUBLE, "0.2", "FRAC",
+     "--fleet: the smallest slowdown the planner must separate (0.2: 20% slower)", O(target),
+     fraction},
+    {"group", 0, DL_OPT_INT, "8", "G", "--fleet: hosts in one screen probe of the planner",
+     O(group), group_size},
 };
 DL_OPTS_EXPORT("preflight", pf_opts, pf_cli_t)
 #undef O
 
 static const char usage[] =
-    "usage: mpirun -np N dlcomm preflight [options]\n\n"
+    "usage: mpirun -np N dlcomm preflight [options]\n"
+    "       dlcomm preflight --fleet N [--fault LIST] [--noise FRAC] [options]\n\n"
     "Checks a set of hosts before a job: GPU health (NVML), NUMA binding, correctness of\n"
     "every collective, bandwidth against a baseline, and scopes that localise a fault\n"
     "(each node alone, each rail, node pairs). One line per check, then a VERDICT line.\n"
+    "--fleet runs the adaptive planner on a model of N nodes instead, without MPI.\n"
     "Exit 0 pass (warnings allowed), 1 a check failed, 2 bad usage, 3 the run broke.";
 
 typedef struct {
@@ -177,6 +212,8 @@ static dl_status_t setup(const pf_cli_t *a, pf_setup_t *ps)
         if (st != DL_OK)
             return st;
     }
+    if (a->html && (st = dl_out_file_check("--html", a->html)) != DL_OK)
+        return st;
     if (a->prometheus) {
         dl_status_t st = dl_prom_target("--prometheus", a->prometheus, "dlcomm-preflight.prom",
                                         ps->prom, sizeof(ps->prom));
@@ -217,6 +254,11 @@ static int finish(const pf_cli_t *a, const pf_setup_t *ps, cJSON *doc, dl_status
         char *s = cJSON_Print(doc);
         dl_status_t io = s ? dl_write_atomic(a->json, s, strlen(s)) : DL_ERR_NOMEM;
         cJSON_free(s);
+        if (io != DL_OK && code == 0)
+            code = dl_status_exit_code(io);
+    }
+    if (a->html) {
+        dl_status_t io = dl_pf_html(a->html, doc);
         if (io != DL_OK && code == 0)
             code = dl_status_exit_code(io);
     }
@@ -365,6 +407,44 @@ static void doc_backend(cJSON *doc, const pf_setup_t *ps, const pf_workers_t *w)
         cJSON_AddItemToObject(b, "info", i);
 }
 
+/* --fleet N: the planner on a model, in this process alone (no MPI). */
+static int fleet_main(const pf_cli_t *a, pf_setup_t *ps, int argc, char **argv)
+{
+    if (!ps->o.model.be) {
+        dl_err("--fleet: this build has no modelling backend to give probe times");
+        return 2;
+    }
+    dl_pf_fleet_opts_t f = {.nodes = (int)a->fleet, .faults = a->fault, .noise = a->noise,
+                            .target = a->target, .seed = a->seed, .group = (int)a->group};
+    cJSON *doc = doc_new(a, argc - 1, argv + 1);
+    dl_status_t st = dl_pf_fleet_run(&ps->o, &f, doc);
+    int code = st == DL_ERR_USAGE || st == DL_ERR_NOMEM ? dl_status_exit_code(st)
+                                                         : finish(a, ps, doc, st);
+    cJSON_Delete(doc);
+    dl_record_free(&ps->baseline);
+    free(ps->model_opts);
+    return code;
+}
+
+/* Options that only mean something with --fleet, and the model it needs. */
+static dl_status_t fleet_args(pf_cli_t *a)
+{
+    if (!a->fleet) {
+        if (a->fault) {
+            dl_err("--fault plants a fault in a modelled fleet: give --fleet N too");
+            return DL_ERR_USAGE;
+        }
+        return DL_OK;
+    }
+    if (a->fleet < 2 || a->fleet > 1000000) {
+        dl_err("--fleet: %ld nodes: give 2 to 1000000", a->fleet);
+        return DL_ERR_USAGE;
+    }
+    if (!a->system)
+        a->system = "h200-sxm-8";
+    return DL_OK;
+}
+
 static int preflight_main(int argc, char **argv)
 {
     pf_cli_t a = {0};
@@ -374,6 +454,8 @@ static int preflight_main(int argc, char **argv)
     dl_status_t st = dl_opts_parse(pf_opts, DL_ARRAY_SIZE(pf_opts), &a, argc - 1, argv + 1, NULL,
                                    0, NULL, &help);
     if (st == DL_OK && !help)
+        st = fleet_args(&a);
+    if (st == DL_OK && !help)
         st = setup(&a, &ps);
     dl_log_set_mute(0);
     if (help) {
@@ -382,6 +464,8 @@ static int preflight_main(int argc, char **argv)
     }
     if (st != DL_OK)
         return dl_status_exit_code(st);
+    if (a.fleet)
+        return fleet_main(&a, &ps, argc, argv);
 
     int rank, nranks;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal

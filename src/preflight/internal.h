@@ -38,6 +38,11 @@ typedef struct {
     char (*bus_of)[DL_PF_BUS_LEN]; /* and its PCI bus id ("" none) */
 } pf_ctx_t;
 
+/* rank 0: the document's checks, scopes and suspects, and the verdict's
+ * lists (pf_ctx_doc_close frees what the verdict did not take). */
+void pf_ctx_doc_open(pf_ctx_t *c, cJSON *doc);
+void pf_ctx_doc_close(pf_ctx_t *c);
+
 /* Opens c->be over the exchange x (its ranks) for cases up to max_bytes. */
 dl_status_t pf_be_open(pf_ctx_t *c, const dl_xcomm_t *x, uint64_t max_bytes, pf_be_t *b);
 void pf_be_close(pf_ctx_t *c, pf_be_t *b);

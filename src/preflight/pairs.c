@@ -17,6 +17,7 @@ typedef struct {
     double *best;    /* [nh] */
     int *low;        /* [nh] */
     int *confirmed;  /* [nh] */
+    unsigned char *link; /* [nh][nh] a slow link named */
 } pairs_t;
 
 static void pairs_free(pairs_t *p)
@@ -27,6 +28,7 @@ static void pairs_free(pairs_t *p)
     free(p->best);
     free(p->low);
     free(p->confirmed);
+    free(p->link);
 }
 
 static dl_status_t run_rounds(pf_ctx_t *c, pairs_t *p)
@@ -171,8 +173,10 @@ static dl_status_t slow_links(pf_ctx_t *c, pairs_t *p)
             cJSON_AddBoolToObject(o, "confirmed", confirmed);
             cJSON_AddItemToArray(c->suspects, o);
         }
-        if (confirmed)
+        if (confirmed) {
             pf_blame_pair(c, a[i], b[i]);
+            p->link[a[i] * nh + b[i]] = p->link[b[i] * nh + a[i]] = 1;
+        }
         pf_check(c, confirmed ? DL_PF_FAIL : DL_PF_WARN, "bandwidth", "pair", subj, NULL,
                  "pair busbw %.3f GB/s, below %.0f%% of the median pair %.3f though both hosts "
                  "are fast elsewhere; alone: %.3f GB/s (%s)", v[i], 100 * c->o->min_fraction,
@@ -186,6 +190,31 @@ static dl_status_t slow_links(pf_ctx_t *c, pairs_t *p)
     return st;
 }
 
+/* The pair figures as a host x host matrix (null: not measured, the
+ * diagonal included) with the slow cells marked as the pair scope judged
+ * them: every pair of a host it named (its row and column) and each link
+ * it named (a cell and its mirror). The figures are all there: a reader
+ * sees what was judged and on what. */
+static void pair_matrix(pf_ctx_t *c, const pairs_t *p, double median, cJSON *o)
+{
+    int nh = p->nh;
+    cJSON *m = cJSON_AddObjectToObject(o, "matrix"), *hs = cJSON_AddArrayToObject(m, "hosts");
+    cJSON_AddNumberToObject(m, "median_gbps", median);
+    cJSON *bw = cJSON_AddArrayToObject(m, "busbw_gbps"), *sl = cJSON_AddArrayToObject(m, "slow");
+    for (int a = 0; a < nh; a++) {
+        cJSON_AddItemToArray(hs, cJSON_CreateString(c->lay.names[a]));
+        cJSON *row = cJSON_CreateArray(), *srow = cJSON_CreateArray();
+        for (int b = 0; b < nh; b++) {
+            double x = p->pair[a * nh + b];
+            int slow = x >= 0 && (p->confirmed[a] || p->confirmed[b] || p->link[a * nh + b]);
+            cJSON_AddItemToArray(row, x >= 0 ? cJSON_CreateNumber(x) : cJSON_CreateNull());
+            cJSON_AddItemToArray(srow, cJSON_CreateBool(slow));
+        }
+        cJSON_AddItemToArray(bw, row);
+        cJSON_AddItemToArray(sl, srow);
+    }
+}
+
 static void report_pairs(pf_ctx_t *c, const pairs_t *p, dl_pf_pairs_t mode, double median)
 {
     if (c->rank != 0)
@@ -195,6 +224,7 @@ static void report_pairs(pf_ctx_t *c, const pairs_t *p, dl_pf_pairs_t mode, doub
     cJSON_AddStringToObject(o, "mode", mode == DL_PF_PAIRS_ALL ? "all" : "ring");
     cJSON_AddNumberToObject(o, "rounds", p->rounds);
     cJSON_AddNumberToObject(o, "median_host_gbps", median);
+    pair_matrix(c, p, median, o);
     cJSON *pl = cJSON_AddArrayToObject(o, "pairs"), *hl = cJSON_AddArrayToObject(o, "hosts");
     for (int a = 0; a < nh; a++)
         for (int b = a + 1; b < nh; b++) {
@@ -231,7 +261,8 @@ dl_status_t pf_pairs(pf_ctx_t *c)
     p.best = malloc((size_t)nh * sizeof(double));
     p.low = calloc((size_t)nh, sizeof(int));
     p.confirmed = calloc((size_t)nh, sizeof(int));
-    dl_status_t st = p.partner && p.pair && p.round_of && p.best && p.low && p.confirmed
+    p.link = calloc((size_t)nh * nh, 1);
+    dl_status_t st = p.partner && p.pair && p.round_of && p.best && p.low && p.confirmed && p.link
                          ? DL_OK : DL_ERR_NOMEM;
     for (int i = 0; st == DL_OK && i < nh * nh; i++)
         p.pair[i] = -1;

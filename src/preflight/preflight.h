@@ -109,6 +109,24 @@ int dl_pf_low_outliers(const double *v, int n, double min_fraction, double k, in
  * error that broke the run. */
 dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc);
 
+/* A modelled fleet (--fleet): the adaptive planner against a model of
+ * nodes, each probe's time from o->model (the system description), with
+ * faults and noise; no ranks, no MPI. Prints the rounds, the check lines
+ * and the VERDICT line; fills doc as dl_preflight_run does, plus "fleet". */
+typedef struct {
+    int nodes;
+    const char *faults;   /* "node:17:1.2,link:3:4:1.5,rail:2:1.3,flap:9:2:0.5" */
+    double noise;         /* sd of each iteration's log time */
+    double target;        /* the smallest slowdown to separate (0.2: 20%) */
+    long seed;
+    int group;            /* hosts in a screen probe */
+} dl_pf_fleet_opts_t;
+dl_status_t dl_pf_fleet_run(const dl_pf_opts_t *o, const dl_pf_fleet_opts_t *f, cJSON *doc);
+
+/* The finished document as one HTML page: the verdict, the pair matrix as
+ * a heat map (slow cells marked), the checks; written atomically. */
+dl_status_t dl_pf_html(const char *path, const cJSON *doc);
+
 /* The finished document's verdict as node_exporter textfile gauges
  * (metrics.c says which), written atomically to path. */
 dl_status_t dl_pf_prometheus(const char *path, const cJSON *doc);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void ctx_json(pf_ctx_t *c, cJSON *doc)
+void pf_ctx_doc_open(pf_ctx_t *c, cJSON *doc)
 {
     c->doc = doc;
     c->checks = cJSON_AddArrayToObject(doc, "checks");
@@ -19,7 +19,7 @@ static void ctx_json(pf_ctx_t *c, cJSON *doc)
     c->v_ranks = cJSON_CreateArray();
 }
 
-static void ctx_json_free(pf_ctx_t *c)
+void pf_ctx_doc_close(pf_ctx_t *c)
 {
     cJSON_Delete(c->v_hosts);
     cJSON_Delete(c->v_gpus);
@@ -75,7 +75,7 @@ dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc)
     MPI_Comm_rank(world, &c.rank);
     MPI_Comm_size(world, &c.nranks);
     if (c.rank == 0)
-        ctx_json(&c, doc);
+        pf_ctx_doc_open(&c, doc);
     double t0 = dl_now();
     pf_watchdog_start(&c, c.rank == 0 ? o->json_path : NULL);
     dl_status_t st = dl_pf_layout_build(world, &c.lay);
@@ -133,6 +133,6 @@ dl_status_t dl_preflight_run(const dl_pf_opts_t *o, MPI_Comm world, cJSON *doc)
     pf_ranks_free(&c);
     dl_pf_layout_free(&c.lay);
     if (c.rank == 0)
-        ctx_json_free(&c);
+        pf_ctx_doc_close(&c);
     return st != DL_OK && st != DL_ERR_CHECK ? st : (dl_status_t)code;
 }

@@ -52,7 +52,7 @@ set +e
 mpi_extra=()
 if [ "$mode" = simslow ]; then mpi_extra=(-x DLCOMM_INJECT); extra=(--backend sim); fi
 timeout 70 "$rig" mpirun "${mpi_extra[@]}" -np $((hosts * 2)) "$bin" preflight "${sizes[@]}" \
-  --timeout 50 "${extra[@]}" --json "$work/pf.json" > "$work/out.txt" 2>&1
+  --timeout 50 "${extra[@]}" --json "$work/pf.json" --html "$work/pf.html" > "$work/out.txt" 2>&1
 rc=$?
 set -e
 end=$(date +%s.%N)
@@ -92,6 +92,22 @@ else:
     else:
         assert [s["subject"] for s in sus] == [bad], sus
     assert all(s["retest"].get("peer", "") != bad for s in sus), sus
+# The pair matrix and its heat map: a slow link is its cell and the mirror, a
+# slow host its row and column (the pairs measured), nothing else is slow.
+m = d["scopes"]["pair"]["matrix"]
+n = len(m["hosts"])
+slow = {(m["hosts"][i], m["hosts"][j]) for i in range(n) for j in range(n) if m["slow"][i][j]}
+measured = {(m["hosts"][i], m["hosts"][j]) for i in range(n) for j in range(n)
+            if m["busbw_gbps"][i][j] is not None}
+if mode == "link":
+    a, b = bad.split(",")
+    assert slow == {(a, b), (b, a)}, f"slow cells {slow}"
+elif mode in ("throttled", "quick100"):
+    assert slow == {c for c in measured if bad in c}, f"slow cells {slow}, host {bad}"
+elif mode == "healthy":
+    assert not slow, f"slow cells {slow}"
+page = open(path[:-len(".json")] + ".html").read()
+assert page.count('class="cell slow"') == len(slow) and 'class="heatmap"' in page, "heat map"
 hosts = [h["host"] for h in d["scopes"]["world"]["host_ranks"]]
 assert len(hosts) == len(set(hosts)) and all(h.startswith(pre) for h in hosts), hosts
 PY

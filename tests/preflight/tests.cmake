@@ -34,3 +34,12 @@ set_tests_properties(preflight_scripts_syntax PROPERTIES LABELS integration TIME
 add_test(NAME preflight_topo_paths
          COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/topo_paths.py ${DL_BIN})
 set_tests_properties(preflight_topo_paths PROPERTIES LABELS integration TIMEOUT 60)
+
+# The adaptive planner on small modelled fleets (--fleet, no MPI): each fault
+# kind named and nothing else, a healthy fleet names nothing, a fault too small
+# for the noise is inconclusive (never a pass), bad input exit 2.
+foreach(case none node link rail flap three three-nodes inconclusive usage)
+  add_test(NAME preflight_fleet_${case}
+           COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/fleet_test.py ${DL_BIN} ${case})
+  set_tests_properties(preflight_fleet_${case} PROPERTIES LABELS "integration;fleet" TIMEOUT 60)
+endforeach()
