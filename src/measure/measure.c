@@ -401,6 +401,17 @@ static dl_status_t read_choice(const dl_backend_ops_t *be, void *ctx, const dl_x
     return st;
 }
 
+/* The checked call: this rank's wrong elements and, where the backend says,
+ * what it chose for that call. */
+static dl_status_t check_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                              const dl_case_t *c, uint64_t *wrong, dl_result_t *out)
+{
+    dl_status_t st = agree(x, be->check(ctx, c, wrong));
+    if (st == DL_OK && be->chose)
+        st = read_choice(be, ctx, x, out);
+    return st;
+}
+
 dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
                             const dl_measure_opts_t *opts, const dl_case_t *c, dl_result_t *out)
 {
@@ -418,9 +429,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     dl_status_t st = agree(x, be->prepare(ctx, c));
     uint64_t wrong = 0;
     if (st == DL_OK && o->check)
-        st = agree(x, be->check(ctx, c, &wrong));
-    if (st == DL_OK && o->check && be->chose)
-        st = read_choice(be, ctx, x, out);
+        st = check_case(be, ctx, x, c, &wrong, out);
     double warm = 0;
     if (st == DL_OK && o->warmup > 0)
         st = agree(x, be->run(ctx, c, o->warmup, NULL, &warm));
