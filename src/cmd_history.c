@@ -43,7 +43,7 @@ static int history_main(int argc, char **argv)
     if (npos < 1) { /* where sweep writes by default, as run from the same folder */
         struct stat sb;
         if (stat("results", &sb) != 0) {
-            dl_err("history: no results folder here (sweep writes results/<date>-<host>); "
+            dl_err("history: no results folder here (sweep writes results/<date>-<time>-<host>); "
                    "name the folders to read");
             return 2;
         }

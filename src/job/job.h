@@ -73,7 +73,7 @@ const char *dl_job_fraction(const void *f);
     {"profiles", 'p', DL_OPT_STR, NULL, "LIST",                                               \
      "profiles (names or .json paths; default: default), each in fresh worker processes "     \
      "(nccl, sim)", offsetof(type, m.profiles), NULL},                                        \
-    {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<host>)",       \
+    {"out", 0, DL_OPT_STR, NULL, "DIR", "output folder (default results/<date>-<time>-<host>)",       \
      offsetof(type, m.out), NULL},                                                            \
     {"overwrite", 0, DL_OPT_FLAG, "0", NULL,                                                  \
      "replace a finished run in --out (a live one is never)", offsetof(type, m.overwrite),    \
