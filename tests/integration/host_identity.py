@@ -11,6 +11,7 @@
 Standard library only."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -88,6 +89,8 @@ def main():
 
     for f in fails:
         print("FAIL: " + f)
+    if not fails:  # a failure keeps its work to look at
+        shutil.rmtree(tmp, ignore_errors=True)
     print("ok" if not fails else "%d failures (work in %s)" % (len(fails), tmp))
     return 1 if fails else 0
 

@@ -10,6 +10,7 @@ group's all-reduce at 1 GiB is NIC-bound at a quarter of that, and every
 group's row says so; report gives each group its curve. Standard library only."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,6 +55,8 @@ def main():
             fails.append("report curves %s" % [(c.get("group"), c["profile"]) for c in curves])
     for f in fails:
         print("FAIL: " + f)
+    if not fails:  # a failure keeps its output to look at
+        shutil.rmtree(os.path.dirname(out), ignore_errors=True)
     print("ok" if not fails else "%d failures (output in %s)" % (len(fails), out))
     return 1 if fails else 0
 
