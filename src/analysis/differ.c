@@ -15,14 +15,8 @@ void dl_an_diff_add(dl_diffs_t *d, const char *kind, const char *what, const cha
 {
     if (strcmp(b, n) == 0)
         return;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 16;
-        dl_diff_t *v = realloc(d->v, cap * sizeof(*v));
-        if (!v)
-            return; /* out of memory: the list is shorter, never wrong */
-        d->v = v;
-        d->cap = cap;
-    }
+    if (DL_GROW(d->v, d->n, d->cap, 16) != DL_OK)
+        return; /* out of memory: the list is shorter, never wrong */
     dl_diff_t *e = &d->v[d->n++];
     e->kind = kind;
     snprintf(e->what, sizeof(e->what), "%s", what);

@@ -35,14 +35,8 @@ static int looks_ncclt(const char *path)
 
 static dl_status_t add_run(dl_hist_t *h, const char *path)
 {
-    if (h->nruns == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        dl_record_t *v = realloc(h->runs, cap * sizeof(*v));
-        if (!v)
-            return DL_ERR_NOMEM;
-        h->runs = v;
-        h->cap = cap;
-    }
+    if (DL_GROW(h->runs, h->nruns, h->cap, 64) != DL_OK)
+        return DL_ERR_NOMEM;
     dl_status_t st = dl_an_load(path, &h->runs[h->nruns]);
     if (st == DL_ERR_NOMEM) /* no memory is no verdict on the file: the command ends 3 */
         return st;

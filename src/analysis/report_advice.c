@@ -16,15 +16,9 @@ typedef struct {
 static void advise(out_t *o, const char *name, const char *value, const char *why)
 {
     dl_report_t *rep = o->rep;
-    if (rep->nadv == rep->advcap) {
-        size_t cap = rep->advcap ? rep->advcap * 2 : 8;
-        dl_advice_t *v = realloc(rep->adv, cap * sizeof(*v));
-        if (!v) {
-            o->st = DL_ERR_NOMEM;
-            return;
-        }
-        rep->adv = v;
-        rep->advcap = cap;
+    if (DL_GROW(rep->adv, rep->nadv, rep->advcap, 8) != DL_OK) {
+        o->st = DL_ERR_NOMEM;
+        return;
     }
     dl_advice_t *a = &rep->adv[rep->nadv++];
     a->section = o->section;

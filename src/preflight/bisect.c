@@ -27,19 +27,14 @@ typedef struct {
 
 typedef struct {
     item_t *it;
-    int n, cap;
+    int n;
+    size_t cap;
 } queue_t;
 
 static dl_status_t push(queue_t *q, it_kind_t kind, const int *hosts, int n, int tries)
 {
-    if (q->n == q->cap) {
-        int c = q->cap ? 2 * q->cap : 16;
-        item_t *x = realloc(q->it, (size_t)c * sizeof(*x));
-        if (!x)
-            return DL_ERR_NOMEM;
-        q->it = x;
-        q->cap = c;
-    }
+    if (DL_GROW(q->it, (size_t)q->n, q->cap, 16) != DL_OK)
+        return DL_ERR_NOMEM;
     item_t *e = &q->it[q->n];
     *e = (item_t){.kind = kind, .n = n, .tries = tries, .conf = 1, .excess = 1e9};
     e->hosts = malloc((size_t)n * sizeof(int));

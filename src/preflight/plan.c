@@ -33,14 +33,8 @@ dl_status_t pf_plan_round(pf_plan_t *p, pf_round_t *r)
     dl_status_t st = p->pr->run(p->pr->ctx, r, &p->cfg.judge);
     if (st != DL_OK)
         return st;
-    if (p->rounds == p->log_cap) {
-        int c = p->log_cap ? 2 * p->log_cap : 32;
-        pf_round_log_t *l = realloc(p->log, (size_t)c * sizeof(*l));
-        if (!l)
-            return DL_ERR_NOMEM;
-        p->log = l;
-        p->log_cap = c;
-    }
+    if (DL_GROW(p->log, (size_t)p->rounds, p->log_cap, 32) != DL_OK)
+        return DL_ERR_NOMEM;
     p->log[p->rounds++] = (pf_round_log_t){r->stage, r->nprobes, r->max_iters, r->bytes, r->wall_s};
     p->probes += r->nprobes;
     p->wall_s += r->wall_s;
@@ -115,14 +109,8 @@ dl_status_t pf_plan_find(pf_plan_t *p, const pf_finding_t *found)
             *x = *f;
         return DL_OK;
     }
-    if (p->nfinds == p->finds_cap) {
-        int c = p->finds_cap ? 2 * p->finds_cap : 8;
-        pf_finding_t *x = realloc(p->finds, (size_t)c * sizeof(*x));
-        if (!x)
-            return DL_ERR_NOMEM;
-        p->finds = x;
-        p->finds_cap = c;
-    }
+    if (DL_GROW(p->finds, (size_t)p->nfinds, p->finds_cap, 8) != DL_OK)
+        return DL_ERR_NOMEM;
     p->finds[p->nfinds++] = *f;
     return DL_OK;
 }

@@ -125,9 +125,11 @@ typedef struct pf_plan {
     int *pool, npool, next;  /* cleared hosts, handed out in turn as fillers */
     int *run_of, runs;       /* [npool] the fine screen probe each came from */
     pf_finding_t *finds;
-    int nfinds, finds_cap;
+    int nfinds;
+    size_t finds_cap;
     pf_round_log_t *log;
-    int rounds, log_cap, probes;
+    int rounds, probes;
+    size_t log_cap;
     double wall_s;
     int *rail_named;         /* [nrails] */
     double screen_ref;       /* the last screen's reference: rounds without controls */

@@ -34,14 +34,8 @@ void dl_model_free(dl_model_t *m)
 
 static dl_tensor_t *push(dl_model_t *m)
 {
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        dl_tensor_t *t = realloc(m->t, cap * sizeof(*t));
-        if (!t)
-            return NULL;
-        m->t = t;
-        m->cap = cap;
-    }
+    if (DL_GROW(m->t, m->n, m->cap, 64) != DL_OK)
+        return NULL;
     dl_tensor_t *t = &m->t[m->n++];
     memset(t, 0, sizeof(*t));
     return t;

@@ -143,6 +143,11 @@ int dl_open_lock(const char *path);
  * once, never a block; dl_read_error() says why, for the caller's line. */
 #define DL_READ_MAX (256ull << 20)
 dl_status_t dl_read_file(const char *path, char **data, size_t *len);
+
+/* Room for element n of arr (git's ALLOC_GROW): cap doubles, from first;
+ * DL_ERR_NOMEM, with arr and cap as they were, when it cannot. */
+dl_status_t dl_grow(void **arr, size_t elem, size_t n, size_t *cap, size_t first);
+#define DL_GROW(arr, n, cap, first) dl_grow((void **)&(arr), sizeof(*(arr)), (n), &(cap), (first))
 const char *dl_read_error(void);
 /* cJSON * of a text that is exactly one JSON document (white space around
  * it allowed), else NULL: trailing garbage, a second document or a NUL. */
