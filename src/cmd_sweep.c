@@ -109,7 +109,7 @@ static const char usage[] =
     "           (all-reduce 2(n-1)/n), comparable with nccl-tests' and the link speed\n"
     "  #wrong   wrong elements the check found (any: WRONG, exit 1; - not checked)\n"
     "  iters    timed calls; stop: why timing ended (ci: the CI target met; budget,\n"
-    "           max-iters, fixed: -n)\n"
+    "           noisy: a quarter of it predicted no convergence, max-iters, fixed: -n)\n"
     "  chose    what the library chose at the row's checked call, never a timed one:\n"
     "           algorithm/protocol/channels (NCCL: its profiler events; sim: the\n"
     "           model's, by NCCL's rules); - not known (mpi), * the ranks differed\n"

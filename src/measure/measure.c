@@ -17,7 +17,10 @@
 #define SAMPLE_SHARE 0.2  /* and about this share of the timed calls */
 #define DIRECT_CALL_SECONDS 0.01 /* calls this long are timed one by one in the batches */
 
-const char *const dl_stop_names[DL_STOP_COUNT] = {"ci", "budget", "max-iters", "fixed"};
+#define NOISY_MIN_BATCHES 5     /* a spread estimate good enough to give up on */
+#define NOISY_MIN_SHARE 0.25    /* of --budget spent before giving up */
+
+const char *const dl_stop_names[DL_STOP_COUNT] = {"ci", "budget", "max-iters", "fixed", "noisy"};
 
 void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op,
                   dl_place_t place, int root, uint64_t bytes, int nranks, int rank)
@@ -213,16 +216,34 @@ static int batch_size(const dl_measure_opts_t *o, double per_iter, int done, int
     return b;
 }
 
-/* The stop rule reads running sums over batch means. */
+/* The stop rule reads running sums over batch means. A row whose spread,
+ * once a quarter of the budget has measured it, predicts that the CI target
+ * would need more than the whole budget stops there ("noisy"): the rest of
+ * the budget would not converge it either, and a noisy host would otherwise
+ * spend the budget on every row. */
 static int adaptive_done(const dl_measure_opts_t *o, const bmeans_t *r, int n, double spent,
-                         int *converged)
+                         double unit, dl_stop_t *stop)
 {
     if (n >= o->min_iters && r->batches >= MIN_BATCHES &&
         bmeans_ci95(r) <= o->ci_target * bmeans_mean(r)) {
-        *converged = 1;
+        *stop = DL_STOP_CI;
         return 1;
     }
-    return (n >= o->min_iters && spent >= o->budget_s) || n >= o->max_iters;
+    if (n >= o->max_iters) {
+        *stop = DL_STOP_MAX_ITERS;
+        return 1;
+    }
+    if (n >= o->min_iters && spent >= o->budget_s) {
+        *stop = DL_STOP_BUDGET;
+        return 1;
+    }
+    double need = predicted_need(o, r) * bmeans_mean(r) * unit;
+    if (n >= o->min_iters && r->batches >= NOISY_MIN_BATCHES &&
+        spent >= NOISY_MIN_SHARE * o->budget_s && spent + need > o->budget_s) {
+        *stop = DL_STOP_NOISY;
+        return 1;
+    }
+    return 0;
 }
 
 /* The headline: timed batches, each one run of back-to-back calls with no
@@ -251,13 +272,13 @@ static int direct_timing(const dl_measure_opts_t *o, double per_iter)
 
 static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
                               const dl_measure_opts_t *o, const dl_case_t *c, double per_iter,
-                              timed_t *tm, int *converged)
+                              timed_t *tm, dl_stop_t *stop)
 {
     double spent = 0, unit = o->unit_calls > 1 ? o->unit_calls : 1; /* spent: device seconds */
     int direct = direct_timing(o, per_iter), cap = 0;
     dl_status_t st = DL_OK;
     memset(tm, 0, sizeof(*tm));
-    *converged = o->iters > 0;
+    *stop = o->iters > 0 ? DL_STOP_FIXED : DL_STOP_BUDGET;
     while (st == DL_OK) {
         int b = batch_size(o, per_iter, tm->n, tm->batches, &tm->run);
         if ((st = lockstep(x, &b)) != DL_OK)
@@ -300,7 +321,7 @@ static dl_status_t timed_loop(const dl_backend_ops_t *be, void *ctx, const dl_xc
         per_iter = batch_total / b;
         bmeans_add(&tm->run, b, per_iter);
         int more = !(o->iters > 0 ? tm->n >= o->iters
-                                  : adaptive_done(o, &tm->run, tm->n, spent, converged));
+                                  : adaptive_done(o, &tm->run, tm->n, spent, unit, stop));
         if ((st = lockstep(x, &more)) != DL_OK || !more) /* until every group is done */
             break;
     }
@@ -441,12 +462,13 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     timed_t tm = {0};
     double t1 = dl_now(), late = 0;
     out->setup_s = t1 - t0;
+    dl_stop_t stop = o->iters > 0 ? DL_STOP_FIXED : DL_STOP_BUDGET;
     if (st == DL_OK)
-        st = timed_loop(be, ctx, x, o, c, per_iter, &tm, &out->converged);
+        st = timed_loop(be, ctx, x, o, c, per_iter, &tm, &stop);
+    out->stop = stop;
+    out->converged = stop == DL_STOP_CI || stop == DL_STOP_FIXED;
     out->timed_s = dl_now() - t1;
     int n = tm.n;
-    out->stop = o->iters > 0 ? DL_STOP_FIXED : out->converged ? DL_STOP_CI
-                : n >= o->max_iters ? DL_STOP_MAX_ITERS : DL_STOP_BUDGET;
 
     if (st == DL_OK && n > 0)
         st = tm.t ? dl_stats_compute(tm.t, (size_t)n, &out->t)

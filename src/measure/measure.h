@@ -89,9 +89,19 @@ typedef struct {
 } dl_result_t;
 
 /* Why a row's timing ended: its CI target met, the budget spent first,
- * max-iters reached first, or a fixed count (-n). */
-typedef enum { DL_STOP_CI, DL_STOP_BUDGET, DL_STOP_MAX_ITERS, DL_STOP_FIXED, DL_STOP_COUNT } dl_stop_t;
-extern const char *const dl_stop_names[DL_STOP_COUNT]; /* "ci", "budget", "max-iters", "fixed" */
+ * max-iters reached first, a fixed count (-n), or the spread measured on
+ * a quarter of the budget predicting that the whole budget would not meet
+ * the CI target (noisy). */
+typedef enum {
+    DL_STOP_CI,
+    DL_STOP_BUDGET,
+    DL_STOP_MAX_ITERS,
+    DL_STOP_FIXED,
+    DL_STOP_NOISY,
+    DL_STOP_COUNT
+} dl_stop_t;
+/* "ci", "budget", "max-iters", "fixed", "noisy" */
+extern const char *const dl_stop_names[DL_STOP_COUNT];
 
 void dl_result_free(dl_result_t *r);
 /* The record crosses the worker boundary whole: packed into one malloc'd

@@ -95,14 +95,15 @@ void dl_banner_header(FILE *f, const cJSON *run, int legend)
                    "(- = not checked); chose = what the library chose at the row's checked "
                    "call, algorithm/protocol/channels (NCCL: its profiler; sim: the model), "
                    "- = not known, * = the ranks differed; stop = why timing ended: ci (the CI "
-                   "target met), budget (--budget spent first), max-iters, fixed (-n)\n");
+                   "target met), budget (--budget spent first), noisy (the spread on a quarter of "
+                   "--budget predicted no convergence within it), max-iters, fixed (-n)\n");
     fflush(f);
 }
 
 /* ---- the footer ---- */
 
 typedef struct {
-    int rows, unchecked, not_conv, budget, maxit;
+    int rows, unchecked, not_conv, budget, noisy, maxit;
     double wrong, bw_sum, peak;
     int bw_rows;
     const cJSON *peak_row;
@@ -121,6 +122,7 @@ static void tally_row(tally_t *t, const cJSON *row)
         const char *why = str(row, "stop", "");
         t->not_conv++;
         t->budget += strcmp(why, "budget") == 0;
+        t->noisy += strcmp(why, "noisy") == 0;
         t->maxit += strcmp(why, "max-iters") == 0;
     }
     if (cJSON_IsNumber(bw) && isfinite(bw->valuedouble)) {
@@ -156,8 +158,8 @@ static void profile_line(FILE *f, const cJSON *p)
                 str(t.peak_row, "collective", "?"), sz, str(t.peak_row, "placement", "?"));
     }
     if (t.not_conv)
-        fprintf(f, "; %d rows not converged (budget %d, max-iters %d)", t.not_conv, t.budget,
-                t.maxit);
+        fprintf(f, "; %d rows not converged (budget %d, noisy %d, max-iters %d)", t.not_conv,
+                t.budget, t.noisy, t.maxit);
     else
         fprintf(f, "; every row converged");
     fprintf(f, "\n");

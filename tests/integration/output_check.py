@@ -135,18 +135,29 @@ def case_columns():
     if len(shown) != len(rows):
         fail(f"{len(shown)} table rows, run.json {len(rows)}")
     for t, r in zip(shown, rows):
-        if t[6] != r["stop"] or r["stop"] not in ("ci", "budget", "max-iters", "fixed"):
+        if t[6] != r["stop"] or r["stop"] not in ("ci", "budget", "max-iters", "fixed", "noisy"):
             fail(f"row {t}: stop {t[6]!r}, run.json {r['stop']!r}")
         if r["converged"] != (r["stop"] == "ci"):
             fail(f"row {t}: converged {r['converged']} but stop {r['stop']}")
     if any(t[7] != "-" or "algo" in r for t, r in zip(shown, rows)):
         fail(f"mpi says nothing of a choice, yet rows show one: {shown[:2]}")
-    if not any(r["stop"] == "budget" for r in rows):
+    if not any(r["stop"] in ("budget", "noisy") for r in rows):
         fail("a 2 ms budget with a 0.1% target: no row stopped on the budget")
     with open(os.path.join(out, "run.csv"), newline="") as f:
         table = list(csv.DictReader(f))
     if [c["stop"] for c in table] != [r["stop"] for r in rows]:
         fail("run.csv's stop column is not run.json's")
+    # A target no host meets: each row gives up once a quarter of its budget
+    # shows it would not converge in the rest, says so, and the footer counts it.
+    noisy = fresh("columns-noisy")
+    p = sweep(2, ["-c", "allreduce", "-b", "8", "-e", "1K", "-f", "4", "--budget", "0.3",
+                  "--ci-target", "0.0001", "--max-iters", "100000000", "-q", "--out", noisy])
+    rows = load(noisy)["profiles"][0]["results"]
+    if any(r["stop"] != "noisy" or r["converged"] or r["iterations"] < 5 for r in rows):
+        fail("a 0.01%% target: rows %s" % [(r["stop"], r["converged"], r["iterations"]) for r in rows])
+    prof = lines_of(p.stdout, "# profile mpi: ")
+    if not prof or "%d rows not converged (budget 0, noisy %d," % (len(rows), len(rows)) not in prof[0]:
+        fail(f"footer does not count the noisy rows: {prof}")
     fixed = fresh("columns-fixed")
     p = sweep(2, ["-c", "allreduce", "-b", "8", "-e", "64", "-n", "5", "-q", "--out", fixed])
     if {r["stop"] for r in load(fixed)["profiles"][0]["results"]} != {"fixed"}:
