@@ -23,14 +23,15 @@ wait $bg
 if [ 4 -gt "$GPUS" ]; then export DLCOMM_SHARED_GPU=1; fi
 t0=$(date +%s.%N)
 "$BIN" launch mpirun $root --oversubscribe -np 4 -x NCCL_NVLS_ENABLE -x DLCOMM_SHARED_GPU \
-  "$BIN" sweep --backend nccl -c broadcast,allreduce -b 8 -e 256M -f 2 --budget 0.5 -q --out "$W/sig-launch" \
+  "$BIN" sweep --backend nccl -c broadcast,allreduce,allgather,reducescatter -b 8 -e 256M -f 2 \
+  --budget 0.5 -q --out "$W/sig-launch" \
   >"$W/sig-launch.out" 2>"$W/sig-launch.err" &
 lp=$!
 for _ in $(seq 1 120); do # run.json is written whole after each collective
   [ -s "$W/sig-launch/run.json" ] && break
-  sleep 0.5
+  sleep 0.2
 done
-sleep 2
+sleep 0.5 # inside the second of four collectives (the first, over sockets, takes seconds)
 kill -TERM "$lp"
 wait "$lp"
 echo $? >"$W/sig-launch.rc"

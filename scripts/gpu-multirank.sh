@@ -12,7 +12,7 @@
 # -G 10), stragglers (slow:R, 2/4/8 ranks), preflight (4 hosts: healthy,
 # slow, corrupt, hung), signals (a worker killed, launch stopped), tune
 # (ResNet-50 DDP, GPT-2 Horovod, a curve), choice (one rank, the choice
-# read and not read, interleaved). $OUT/summary.txt has one PASS/FAIL line
+# read and not read, five interleaved rounds). $OUT/summary.txt has one PASS/FAIL line
 # a case; $OUT/multirank.tgz the runs; exit 1 when a case failed.
 set -u
 OUT=${OUT:?set OUT to the output folder}
@@ -91,7 +91,7 @@ for part in $PARTS; do
     case_ tune-gpt2-4 300 mpi 4 tune --model gpt2 --framework horovod --backend nccl \
       --fusion-thresholds 1,64 --cycle-times 1 --min-iters 3 --curve "$W/curve-4/run.json" --out "$W/tune-gpt2-4" --json "$W/tune-gpt2-4.json" ;;
   choice)
-    for round in 1 2; do
+    for round in 1 2 3 4 5; do
       for mode in on off; do
         v=1
         [ $mode = off ] && v=0
