@@ -305,10 +305,18 @@ static dl_status_t sv_ask(void *arg, uint16_t type, const void *a, uint32_t alen
     }
     for (;;) {
         dl_ev_t ev = dl_sv_wait(r, NULL, rep);
-        if (ev == EV_ABORT)
+        int aborted = ev == EV_ABORT;
+        if (aborted)
             ev = abort_grace(r, type, rep);
-        if (ev == EV_MSG && rep->type == type)
+        if (ev == EV_MSG && rep->type == type && !aborted)
             return reply_status(r, rep);
+        if (ev == EV_MSG && rep->type == type) { /* a peer has left: so does this rank */
+            dl_status_t st = reply_status(r, rep);
+            if (st == DL_OK)
+                dl_sv_fail(r, EV_ABORT, NULL);
+            r->over = 1;
+            return st != DL_OK ? st : DL_ERR_COMM;
+        }
         int lost = 1;
         if (ev == EV_MSG && rep->type >= DL_MSG_BCAST_ID && rep->type <= DL_MSG_XC_GATHER)
             lost = serve_relay(r, rep);
