@@ -76,8 +76,8 @@ typedef enum {
      * then the reply's figures. */
     DL_MSG_SV_OPEN,    /* dl_wire_open_t -> dl_backend_traits_t, describe()'s JSON text */
     DL_MSG_SV_PREPARE, /* dl_wire_case_t */
-    DL_MSG_SV_RUN,     /* dl_wire_case_t -> double total, entered, then iters times
-                        * (timed) */
+    DL_MSG_SV_RUN,     /* dl_wire_case_t -> double total, seconds from the request to
+                        * when its last call began, then iters times (timed) */
     DL_MSG_SV_CHECK,   /* dl_wire_case_t -> uint64 wrong, dl_choice_t (the backend's
                         * chose(), zero where it has none) */
     DL_MSG_SV_CLOSE,   /* the backend's fini; the worker stays for the next OPEN */

@@ -46,6 +46,7 @@ dl_status_t dl_remote_run(void *ctx, const dl_case_t *c, int iters, double *time
 {
     dl_remote_t *rm = ctx;
     dl_msg_t r;
+    double asked = dl_now();
     dl_status_t st = ask_case(rm, DL_MSG_SV_RUN, c, iters, times != NULL, &r);
     size_t need = HDR + sizeof(double) * (2 + (times ? (size_t)iters : 0));
     if (st == DL_OK && r.len != need)
@@ -53,7 +54,11 @@ dl_status_t dl_remote_run(void *ctx, const dl_case_t *c, int iters, double *time
     if (st == DL_OK) {
         const double *v = (const double *)((char *)r.data + HDR);
         memcpy(total, v, sizeof(double));
-        memcpy(&rm->entered, v + 1, sizeof(double));
+        /* When its last call began, on this side's clock: the request's
+         * trip is not the rank's lateness (the loop's arrivals read it). */
+        double delay;
+        memcpy(&delay, v + 1, sizeof(double));
+        rm->entered = asked + delay;
         if (times)
             memcpy(times, v + 2, (size_t)iters * sizeof(double));
     }

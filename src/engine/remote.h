@@ -18,7 +18,7 @@ typedef struct {
     void *arg;
     dl_backend_traits_t traits; /* OPEN's reply */
     dl_choice_t choice;         /* the last CHECK's reply */
-    double entered;             /* the last RUN's reply */
+    double entered;             /* the last RUN's: its request's time + the reply's delay */
 } dl_remote_t;
 
 /* SV_OPEN; *info gets describe()'s JSON text (malloc'd; NULL: none). */

@@ -190,18 +190,21 @@ static dl_status_t serve_open(wk_t *w, served_t *sv, const dl_msg_t *m)
     return open_reply(w, sv, m->type, dl_now() - t0);
 }
 
-/* RUN: the batch's total, when its last call began (after any injected
- * wait: the loop's arrivals read it), each call's time when timed. */
+/* RUN: the batch's total, how long after the request its last call began
+ * (after any injected wait: the loop's arrivals read it), each call's time
+ * when timed. */
 static dl_status_t serve_run(wk_t *w, served_t *sv, const dl_wire_case_t *q)
 {
     const dl_backend_ops_t *ops = &sv->iw.ops;
-    double *t = calloc((size_t)q->iters + 2, sizeof(double));
+    double asked = dl_now();
+    size_t n = 2 + (q->timed ? (size_t)q->iters : 0); /* an untimed batch: two figures */
+    double *t = calloc(n, sizeof(double));
     if (!t)
         return reply(w, DL_MSG_SV_RUN, DL_ERR_NOMEM, 1, NULL, 0);
     dl_status_t st = ops->run(&sv->iw, &q->c, q->iters, q->timed ? t + 2 : NULL, t);
-    t[1] = ops->entered(&sv->iw);
-    uint32_t n = (uint32_t)(sizeof(double) * (2 + (q->timed ? (size_t)q->iters : 0)));
-    st = reply(w, DL_MSG_SV_RUN, st, sv->iw.own_failure, t, st == DL_OK ? n : 0);
+    t[1] = ops->entered(&sv->iw) - asked;
+    st = reply(w, DL_MSG_SV_RUN, st, sv->iw.own_failure, t,
+               st == DL_OK ? (uint32_t)(n * sizeof(double)) : 0);
     free(t);
     return st;
 }
