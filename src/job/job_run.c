@@ -219,7 +219,7 @@ static dl_status_t run_workers(run_t *rx, const dl_plan_t *plan)
     for (; j->rank == 0 && rx->s->profile && i < j->nprofiles; i++) /* what never ran */
         rx->s->profile(rx->s->arg, j, &j->profiles[i], j->profiles[i].name,
                        "not run: the sweep stopped before it");
-    if (!dl_engine_broken(e)) /* only rank 0 saw the results */
+    if (!dl_engine_broken(e)) /* every rank counted the same sum; rank 0's is the record's */
         MPI_Bcast(&j->wrong, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     else
         j->stop = 2;
