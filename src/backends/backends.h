@@ -54,9 +54,9 @@ int dl_split_members(const dl_split_t *s, int group, int *ranks); /* world ranks
 void dl_split_name(const dl_split_t *s, char *buf, size_t len);   /* "MOD:2" */
 
 /* The exchange object: the cross-rank steps a backend and the measurement
- * loop need, whoever carries them (MPI in the supervisors; the supervisor's
- * relay in a worker). A backend never sees an MPI communicator unless it
- * is MPI itself (mpi_comm). */
+ * loop need, whoever carries them (MPI in the supervisors; for a backend's
+ * init in a worker, the supervisor's relay). A backend never sees an MPI
+ * communicator unless it is MPI itself (mpi_comm). */
 typedef struct dl_xcomm {
     /* In place, element-wise max over ranks of n doubles. */
     dl_status_t (*max_doubles)(void *arg, double *v, size_t n);

@@ -8,45 +8,48 @@
  * /proc/self/exe as `dlcomm __worker RUNDIR PROFILE RANK` (no shell) with
  * the socket on fd 3, stdout/stderr in RUNDIR/workers/PROFILE.rankR.log,
  * and NCCL_DEBUG_FILE=RUNDIR/workers/PROFILE.rankR.nccl.log. The worker
- * runs the shared measurement loop (dl_plan_run) against any registered
- * backend; every cross-rank step of that loop is relayed to its supervisor,
- * which performs it with non-blocking MPI while still watching its worker.
+ * opens the backend and serves its calls; the measurement loop
+ * (dl_plan_run) runs in the supervisor, over MPI, and reaches the backend
+ * through a wrapper (remote.c) whose every call is one request: where a
+ * backend runs is a wrapper, as the fault injection is.
  *
  * Protocol (socketpair, both ends the same executable): every message is a
- * 12-byte header then `len` payload bytes.
+ * 12-byte header then `len` payload bytes. One vocabulary for every
+ * command (sweep, tune, preflight):
  *   header  uint32 magic 'DLCW' | uint16 version | uint16 type | uint32 len
  *   W->S HELLO    uint32 version                     first message
- *   S->W CONFIG   dl_wire_config_t + nwords uint64 (the plan, dl_plan_pack) +
- *                 the backend's options as their JSON echo (opts_len bytes)
- *   W->S INFO     JSON text: backend describe() facts
+ *   S->W CONFIG   dl_wire_config_t + the backend's options as their JSON
+ *                 echo (opts_len bytes)
+ *   S->W SV_*     a request; W->S the reply of the same type: int32
+ *                 status, int32 own (this rank's backend failed, not a
+ *                 peer), then the reply's figures (below)
  *   W->S BCAST_ID blob (root's content matters)      S->W: root's blob
  *   W->S XC_MAX   n doubles                          S->W: element-wise max
  *   W->S XC_SUM   n uint64                           S->W: element-wise sum
  *   W->S XC_GATHER one double                        S->W: nranks doubles (rank 0)
- *   W->S XC_ALL_MAX, XC_ALL_SUM  as XC_MAX, XC_SUM, over every --split group
- *                 at once (the others, and rank/nranks, are then the group's)
- *   W->S RESULT   dl_result_t packed whole (dl_result_pack; rank 0's worker)
- *   W->S DONE     int32 status                       then the worker exits
- *   W->S ERROR    int32 status, int32 own, text      own: this rank's backend failed
+ *                 only inside SV_OPEN: the backend's own init (NCCL's
+ *                 unique id), relayed over the group's communicator
+ *   S->W DONE     no more requests: the worker tears down and exits
  * A version mismatch in HELLO ends the profile with an error.
  *
- * Faults: a supervisor ends its profile when its worker sends nothing for
- * --timeout seconds (timeout), closes the socket or dies (crashed), or
- * reports an error; it then tells every peer (a point-to-point abort
- * message each supervisor polls for), kills its worker (SIGTERM, then
- * SIGKILL after a grace period), and joins one agreement per profile
+ * Faults: a supervisor ends its profile when its worker does not answer a
+ * request within --timeout (timeout), closes the socket or dies (crashed),
+ * or its backend fails (the loop's agreement tells every rank); it then
+ * tells every peer (a point-to-point abort message each supervisor polls
+ * for while it waits on its worker or on MPI), kills its worker (SIGTERM,
+ * then SIGKILL after a grace period), and joins one agreement per profile
  * (non-blocking allgather of each rank's outcome) after which every
- * supervisor knows the profile's status and who failed. The relay runs on
- * a communicator of its own per profile, abandoned when the profile fails,
- * so a half-done relay step never meets the agreement.
+ * supervisor knows the profile's status and who failed. The profile's
+ * MPI steps, the loop's and the relayed init steps alike, are non-blocking
+ * calls on a communicator of its own, abandoned when the profile fails, so
+ * a half-done step never meets the agreement.
  *
  * Fault injection (DLCOMM_INJECT): parsed once by the command, carried in
  * CONFIG, planted in the worker by the one wrapper every backend runs
  * through (dl_inject_wrap, backends.h), as in-process backends do.
  *
- * A worker either runs the plan itself (above: sweep, tune) or serves
- * SV_* requests of a loop its supervisor runs (a session: preflight). Why
- * both remain, and the shape that would leave one: docs/dev/engine.md.
+ * A session (preflight) is the same worker and the same requests, kept
+ * open across groups of ranks; docs/dev/engine.md tells the whole shape.
  */
 #ifndef DL_ENGINE_H
 #define DL_ENGINE_H
@@ -58,31 +61,26 @@
 #include "../measure/measure.h"
 
 #define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
-#define DL_WIRE_VERSION 5
+#define DL_WIRE_VERSION 6
 #define DL_WIRE_MAX_LEN (64u << 20)
 
 typedef enum {
     DL_MSG_HELLO = 1,
     DL_MSG_CONFIG,
-    DL_MSG_INFO,
     DL_MSG_BCAST_ID,
     DL_MSG_XC_MAX,
     DL_MSG_XC_SUM,
     DL_MSG_XC_GATHER,
-    DL_MSG_RESULT,
     DL_MSG_DONE,
-    DL_MSG_ERROR,
-    /* A serving worker (dl_session_t): S->W request, W->S reply of the same
-     * type: int32 status, int32 own, then the reply's figures. */
-    DL_MSG_SV_OPEN,    /* int32 rank, nranks, uint64 max_bytes; double deadline_s */
-    DL_MSG_SV_PREPARE, /* a case (dl_case_pack) */
-    DL_MSG_SV_RUN,     /* int32 iters, int32 timed, a case -> double total, iters times */
-    DL_MSG_SV_CHECK,   /* a case -> uint64 wrong */
-    DL_MSG_SV_CLOSE,
-    /* --split: XC_MAX / XC_SUM are the group's; these the same over every
-     * group at once (the world): the loop's lockstep. */
-    DL_MSG_XC_ALL_MAX,
-    DL_MSG_XC_ALL_SUM,
+    /* S->W request, W->S reply of the same type: int32 status, int32 own,
+     * then the reply's figures. */
+    DL_MSG_SV_OPEN,    /* dl_wire_open_t -> dl_backend_traits_t, describe()'s JSON text */
+    DL_MSG_SV_PREPARE, /* dl_wire_case_t */
+    DL_MSG_SV_RUN,     /* dl_wire_case_t -> double total, seconds from the request to
+                        * when its last call began, then iters times (timed) */
+    DL_MSG_SV_CHECK,   /* dl_wire_case_t -> uint64 wrong, dl_choice_t (the backend's
+                        * chose(), zero where it has none) */
+    DL_MSG_SV_CLOSE,   /* the backend's fini; the worker stays for the next OPEN */
 } dl_msg_type_t;
 
 typedef struct {
@@ -95,18 +93,26 @@ typedef struct {
 /* Both ends are the same executable, so fixed-layout structs are safe;
  * pointers never travel (collectives go by id). */
 typedef struct {
-    int32_t kind;      /* dl_plan_kind_t */
-    uint32_t colls, dtypes, ops, places; /* a sweep's masks */
-    int32_t root;
-    dl_measure_opts_t mo; /* the plan's, as the supervisor has them */
     dl_inject_t inject;   /* the command's DLCOMM_INJECT, parsed */
-    double deadline_s;
-    int32_t rank, nranks, local_rank, local_size;
+    dl_split_t split;     /* --split: the backend's init learns its group */
+    int32_t rank, nranks, local_rank, local_size; /* in the job's world */
     char backend[32], profile[64], run_dir[1024];
-    int32_t serve;     /* 1: no plan; the worker serves SV_* requests (a session) */
-    uint32_t nwords;   /* followed by the plan's nwords uint64 (dl_plan_pack) */
-    uint32_t opts_len; /* then the backend's options, JSON text */
+    uint32_t opts_len;    /* followed by the backend's options, JSON text */
 } dl_wire_config_t;
+
+/* SV_OPEN: the backend on rank `rank` of a group of `nranks` (the world's
+ * without --split), a call that takes longer than deadline_s gives up. */
+typedef struct {
+    int32_t rank, nranks;
+    uint64_t max_bytes;
+    double deadline_s;
+} dl_wire_open_t;
+
+/* A case on the wire: its collective by id. */
+typedef struct {
+    int32_t coll, iters, timed;
+    dl_case_t c;
+} dl_wire_case_t;
 
 /* A message in memory. */
 typedef struct {
@@ -122,11 +128,9 @@ dl_status_t dl_msg_send2(int fd, uint16_t type, const void *a, uint32_t alen, co
 dl_status_t dl_msg_recv(int fd, dl_msg_t *m);
 void dl_msg_free(dl_msg_t *m);
 /* Sends CONFIG: w (its rank fields set by the caller) with the backend,
- * profile, run folder, the plan (NULL: none, a session) and the backend's
- * options as their echo. */
+ * profile, run folder and the backend's options as their echo. */
 dl_status_t dl_config_send(int fd, dl_wire_config_t *w, const dl_backend_ops_t *be,
-                           const void *be_opts, const char *profile, const char *run_dir,
-                           const dl_plan_t *plan);
+                           const void *be_opts, const char *profile, const char *run_dir);
 
 /* ---- profiles (topologies/profiles/NAME.json or a path) ---- */
 
@@ -153,7 +157,6 @@ dl_status_t dl_profiles_list_all(dl_profile_t **out, int *n);
 /* ---- the supervisor side ---- */
 
 typedef struct {
-    const dl_plan_t *plan;
     const dl_backend_ops_t *be; /* a DL_CAP_WORKER backend */
     const void *be_opts;     /* its options (be->opts' struct), sent to every worker */
     const dl_inject_t *inject; /* NULL: none */
@@ -162,8 +165,8 @@ typedef struct {
     MPI_Comm world;          /* duplicated by dl_engine_open */
     int rank, nranks, local_rank, local_size;
     int nodes;               /* real hosts in the job */
-    dl_result_cb_t on_result; /* rank 0: each result of the profile */
-    void *cb_arg;
+    dl_split_t split;        /* --split: each profile's backend opens on the group */
+    uint64_t max_bytes;      /* the largest call the loop will ask for */
 } dl_engine_cfg_t;
 
 typedef struct dl_engine dl_engine_t;
@@ -183,15 +186,31 @@ typedef enum {
 } dl_prof_status_t;
 const char *dl_prof_status_str(dl_prof_status_t s);
 
-/* Runs one profile on every rank (collective over cfg->world). On rank 0,
- * prof_json (the profile's run.json object) receives status, reason,
- * failures[] {rank, kind, reason}, backend facts, env and intent; results
- * go through cfg->on_result; with NCCL's debug file, "observed_transports"
- * (rank 0's worker) and "transport_contradictions" [{rank, reason}]: a
- * profile whose channels contradict its env or intent. Returns DL_OK unless the profile failed (then the status
- * that ended it; DL_ERR_INTERNAL when interrupted by a signal). */
-dl_status_t dl_engine_run_profile(dl_engine_t *e, const dl_profile_t *p, cJSON *prof_json,
-                                  dl_prof_status_t *pst);
+/* One profile on every rank (collective over cfg->world), run as a
+ * backend in the ranks is: begin (its worker started with the profile's
+ * environment, the backend opened there), the measurement loop over
+ * dl_engine_profile_ops (the worker's backend behind the remote wrapper,
+ * and the profile's exchange: non-blocking MPI on a communicator of its
+ * own, the group's with --split, x->all the world's), end. A begin that
+ * fails has recorded why: skip the loop, still call end with its status.
+ * Every wait (on the worker, on peers) is bounded by cfg->timeout_s and
+ * ends at a peer's abort or a signal; a step or call after the profile
+ * failed here fails at once, so the loop ends.
+ *
+ * end(st: the loop's status) ends the worker and agrees how the profile
+ * ended. On rank 0, prof_json (the profile's run.json object) receives
+ * status, reason, failures[] {rank, kind, reason}, backend facts
+ * ("backend_info"), where the time went ("timing"); with NCCL's debug file,
+ * "observed_transports" (rank 0's worker) and "transport_contradictions"
+ * [{rank, reason}]: a profile whose channels contradict its env or intent.
+ * Returns DL_OK unless the profile failed (then the status that ended it;
+ * DL_ERR_INTERNAL when interrupted by a signal); frees the profile's run. */
+typedef struct dl_sv_run dl_engine_prof_t;
+dl_status_t dl_engine_profile_begin(dl_engine_t *e, const dl_profile_t *p, cJSON *prof_json,
+                                    dl_engine_prof_t **out);
+const dl_backend_ops_t *dl_engine_profile_ops(dl_engine_prof_t *r, void **ctx,
+                                              const dl_xcomm_t **x);
+dl_status_t dl_engine_profile_end(dl_engine_prof_t *r, dl_status_t st, dl_prof_status_t *pst);
 
 /* SIGINT/SIGTERM handlers that make the supervisor end its workers and
  * stop; dl_engine_interrupted() gives the signal that arrived, or 0. */

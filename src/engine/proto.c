@@ -91,28 +91,11 @@ void dl_msg_free(dl_msg_t *m)
 }
 
 dl_status_t dl_config_send(int fd, dl_wire_config_t *w, const dl_backend_ops_t *be,
-                           const void *be_opts, const char *profile, const char *run_dir,
-                           const dl_plan_t *plan)
+                           const void *be_opts, const char *profile, const char *run_dir)
 {
-    uint64_t *words = NULL;
-    size_t nwords = 0;
-    if (plan) {
-        w->kind = plan->kind;
-        w->places = plan->places;
-        w->root = plan->root;
-        w->mo = plan->mo;
-        if (plan->kind == DL_PLAN_SWEEP) {
-            w->colls = plan->sweep.colls;
-            w->dtypes = plan->sweep.dtypes;
-            w->ops = plan->sweep.ops;
-        }
-        if (dl_plan_pack(plan, &words, &nwords) != DL_OK)
-            return DL_ERR_NOMEM;
-    }
     snprintf(w->backend, sizeof(w->backend), "%s", be->name);
     snprintf(w->profile, sizeof(w->profile), "%s", profile);
     snprintf(w->run_dir, sizeof(w->run_dir), "%s", run_dir);
-    w->nwords = (uint32_t)nwords;
     /* The backend's options whole, as their echo: a new option is a row in
      * its table, nothing here. */
     cJSON *o = cJSON_CreateObject();
@@ -121,17 +104,7 @@ dl_status_t dl_config_send(int fd, dl_wire_config_t *w, const dl_backend_ops_t *
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     w->opts_len = text ? (uint32_t)strlen(text) : 0;
-    size_t sz = nwords * sizeof(uint64_t);
-    char *tail = malloc(sz + w->opts_len + 1);
-    dl_status_t st = tail ? DL_OK : DL_ERR_NOMEM;
-    if (tail) {
-        if (sz)
-            memcpy(tail, words, sz);
-        memcpy(tail + sz, text ? text : "", w->opts_len);
-        st = dl_msg_send2(fd, DL_MSG_CONFIG, w, sizeof(*w), tail, (uint32_t)(sz + w->opts_len));
-    }
-    free(tail);
+    dl_status_t st = dl_msg_send2(fd, DL_MSG_CONFIG, w, sizeof(*w), text ? text : "", w->opts_len);
     free(text);
-    free(words);
     return st;
 }

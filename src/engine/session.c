@@ -1,5 +1,6 @@
 /* The supervisor's side of a session (engine.h): a backend whose calls are
  * requests to a long-lived worker. */
+#include "remote.h"
 #include "supervisor.h"
 
 #include <errno.h>
@@ -18,15 +19,10 @@ struct dl_session {
 };
 
 typedef struct {
+    dl_remote_t rm;       /* first: the calls' ctx (remote.c) */
     dl_session_t *s;
     const dl_xcomm_t *xc; /* the group's exchange: relayed steps go there */
 } px_t;
-
-/* A case on the wire: its collective by id (pointers never travel). */
-typedef struct {
-    int32_t coll, iters, timed;
-    dl_case_t c;
-} wire_case_t;
 
 static void kill_worker(dl_session_t *s)
 {
@@ -62,8 +58,7 @@ static dl_status_t spawn(dl_session_t *s)
     w.nranks = c->nranks;
     w.local_rank = c->local_rank;
     w.local_size = c->local_size;
-    w.serve = 1;
-    return dl_config_send(s->w.fd, &w, c->be, c->be_opts, c->profile->name, c->run_dir, NULL);
+    return dl_config_send(s->w.fd, &w, c->be, c->be_opts, c->profile->name, c->run_dir);
 }
 
 dl_status_t dl_session_open(const dl_session_cfg_t *cfg, dl_session_t **out)
@@ -133,8 +128,9 @@ static dl_status_t relay(px_t *p, dl_msg_t *m)
 
 /* One request, its reply (status and own checked, payload left in *r), the
  * worker watched meanwhile. */
-static dl_status_t ask(px_t *p, uint16_t type, const void *a, uint32_t alen, dl_msg_t *r)
+static dl_status_t ask(void *arg, uint16_t type, const void *a, uint32_t alen, dl_msg_t *r)
 {
+    px_t *p = arg;
     dl_session_t *s = p->s;
     memset(r, 0, sizeof(*r));
     if (!s->alive)
@@ -206,68 +202,23 @@ static dl_status_t px_init(const dl_backend_cfg_t *cfg, void **ctx)
         return DL_ERR_NOMEM;
     p->s = s;
     p->xc = cfg->xc;
+    p->rm.ask = ask;
+    p->rm.arg = p;
     *ctx = p;
     s->fault[0] = '\0';
     s->level = 0;
     dl_status_t st = s->alive ? DL_OK : spawn(s);
     if (st != DL_OK)
         return st;
-    struct {
-        int32_t rank, nranks;
-        uint64_t max_bytes;
-        double deadline_s;
-    } req = {cfg->rank, cfg->nranks, cfg->max_bytes, s->cfg.timeout_s};
-    dl_msg_t r;
-    st = ask(p, DL_MSG_SV_OPEN, &req, sizeof(req), &r);
-    if (st == DL_OK && r.len > 8) {
+    /* The backend gives up a little after the supervisor would call this
+     * worker hung: a peer's worker that waits on a hung one answers in time. */
+    dl_wire_open_t q = {cfg->rank, cfg->nranks, cfg->max_bytes, s->cfg.timeout_s * 0.8};
+    char *info = NULL;
+    st = dl_remote_open(&p->rm, &q, &info);
+    if (info) {
         free(s->info);
-        s->info = strdup((char *)r.data + 8);
+        s->info = info;
     }
-    dl_msg_free(&r);
-    return st;
-}
-
-static dl_status_t ask_case(void *ctx, uint16_t type, const dl_case_t *c, int iters, int timed,
-                            dl_msg_t *r)
-{
-    wire_case_t w = {.coll = c->coll->id, .iters = iters, .timed = timed, .c = *c};
-    w.c.coll = NULL;
-    return ask(ctx, type, &w, sizeof(w), r);
-}
-
-static dl_status_t px_prepare(void *ctx, const dl_case_t *c)
-{
-    dl_msg_t r;
-    dl_status_t st = ask_case(ctx, DL_MSG_SV_PREPARE, c, 0, 0, &r);
-    dl_msg_free(&r);
-    return st;
-}
-
-static dl_status_t px_run(void *ctx, const dl_case_t *c, int iters, double *times, double *total)
-{
-    dl_msg_t r;
-    dl_status_t st = ask_case(ctx, DL_MSG_SV_RUN, c, iters, times != NULL, &r);
-    size_t need = 8 + sizeof(double) * (1 + (times ? (size_t)iters : 0));
-    if (st == DL_OK && r.len != need)
-        st = DL_ERR_COMM;
-    if (st == DL_OK) {
-        memcpy(total, (char *)r.data + 8, sizeof(double));
-        if (times)
-            memcpy(times, (char *)r.data + 16, (size_t)iters * sizeof(double));
-    }
-    dl_msg_free(&r);
-    return st;
-}
-
-static dl_status_t px_check(void *ctx, const dl_case_t *c, uint64_t *wrong)
-{
-    dl_msg_t r;
-    dl_status_t st = ask_case(ctx, DL_MSG_SV_CHECK, c, 0, 0, &r);
-    if (st == DL_OK && r.len == 16)
-        memcpy(wrong, (char *)r.data + 8, 8);
-    else if (st == DL_OK)
-        st = DL_ERR_COMM;
-    dl_msg_free(&r);
     return st;
 }
 
@@ -287,8 +238,10 @@ static void px_fini(void *ctx)
     free(p);
 }
 
-/* Its traits are the served backend's: the worker sends them with OPEN's reply. */
+/* The calls are remote.c's, as the engine's; a session answers no traits
+ * (preflight sizes its cases by its own ranks). */
 const dl_backend_ops_t dl_session_ops = {
     .name = "session", .probe = px_probe, .init = px_init,
-    .prepare = px_prepare, .run = px_run, .check = px_check, .fini = px_fini,
+    .prepare = dl_remote_prepare, .run = dl_remote_run, .check = dl_remote_check,
+    .fini = px_fini,
 };

@@ -2,6 +2,7 @@
 #ifndef DL_ENGINE_SUPERVISOR_H
 #define DL_ENGINE_SUPERVISOR_H
 
+#include "remote.h"
 #include "spawn.h"
 
 struct dl_engine {
@@ -31,20 +32,27 @@ typedef struct {
 
 /* One profile's run as its supervisor sees it (the profile itself is a
  * dl_profile_t; a run record's profile a dl_rec_profile_t). */
-typedef struct {
+struct dl_sv_run {
     dl_engine_t *e;
     const dl_profile_t *p;
     dl_worker_t w;
-    MPI_Comm relay;
+    MPI_Comm relay;   /* the profile's own communicator: every MPI step of it */
     MPI_Comm group;   /* --split: this rank's group of relay (else relay itself) */
     int grank, gsize; /* this rank in it */
     MPI_Request abort_req;
     int abort_buf, abort_tag, got_abort, done;
+    int over;         /* the profile has failed here: no more steps, no more requests */
     double deadline;
-    double t_start, t_ready, t_done; /* spawned; backend ready (INFO); DONE */
+    double t_start, t_ready, t_done; /* spawned; backend open (OPEN's reply); loop done */
     dl_rank_outcome_t me;
     cJSON *prof_json; /* rank 0 */
-} dl_sv_run_t;
+    /* What the loop measures through: the worker's backend behind the
+     * remote wrapper, and the profile's exchange (the group's; xa the world's). */
+    dl_remote_t rm;
+    dl_backend_ops_t ops;
+    dl_xcomm_t x, xa;
+};
+typedef struct dl_sv_run dl_sv_run_t;
 
 /* outcome.c */
 void dl_outcome_set(dl_sv_run_t *r, dl_rank_kind_t k, dl_status_t st, const char *fmt, ...)
@@ -58,8 +66,15 @@ dl_prof_status_t dl_outcome_record(dl_sv_run_t *r, const dl_rank_outcome_t *all)
  * verdict gets a contradiction with the profile, or "". */
 cJSON *dl_observe_transports(dl_sv_run_t *r, char *verdict, size_t len);
 
-/* results relay (rank 0) */
-void dl_sv_on_result(dl_sv_run_t *r, const dl_msg_t *m);
-void dl_sv_on_info(dl_sv_run_t *r, const dl_msg_t *m);
+/* exchange.c: the profile's exchange, non-blocking MPI on its own
+ * communicator, each step waited on with dl_sv_wait (worker watched, peer
+ * aborts heard); a step fails at once once the profile has failed here. */
+void dl_sv_exchange_init(dl_sv_run_t *r);
+
+/* supervisor.c: what exchange.c waits with. */
+typedef enum { EV_MSG, EV_REQ_DONE, EV_EOF, EV_TIMEOUT, EV_ABORT, EV_SIGNAL, EV_BAD } dl_ev_t;
+dl_ev_t dl_sv_wait(dl_sv_run_t *r, MPI_Request *req, dl_msg_t *m);
+/* Ends the profile here for an event that is not the awaited one. */
+void dl_sv_fail(dl_sv_run_t *r, dl_ev_t ev, dl_msg_t *m);
 
 #endif

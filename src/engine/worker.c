@@ -1,6 +1,7 @@
-/* The worker: one backend measuring one profile, in a process of its own.
- * Every cross-rank step goes to the supervisor over fd 3; the measurement
- * loop is src/measure's, unchanged. */
+/* The worker: one backend, in a process of its own with one profile's
+ * environment, serving its supervisor's requests (SV_*) over fd 3 until
+ * DONE. The measurement loop runs in the supervisor; the only cross-rank
+ * steps here are the backend's own init's (NCCL's unique id), relayed. */
 #include "engine.h"
 
 #include <signal.h>
@@ -12,7 +13,6 @@
 typedef struct {
     int fd;
     int rank, nranks; /* the group's (the world's without --split) */
-    int world_rank;   /* who sends the results */
 } wk_t;
 
 /* Sends a request and waits for the reply of the same type. */
@@ -52,16 +52,6 @@ static dl_status_t x_sum(void *arg, uint64_t *v, size_t n)
     return in_place(arg, DL_MSG_XC_SUM, v, n * sizeof(uint64_t));
 }
 
-static dl_status_t x_all_max(void *arg, double *v, size_t n)
-{
-    return in_place(arg, DL_MSG_XC_ALL_MAX, v, n * sizeof(double));
-}
-
-static dl_status_t x_all_sum(void *arg, uint64_t *v, size_t n)
-{
-    return in_place(arg, DL_MSG_XC_ALL_SUM, v, n * sizeof(uint64_t));
-}
-
 static dl_status_t x_gather(void *arg, double v, double *out)
 {
     wk_t *w = arg;
@@ -75,22 +65,7 @@ static dl_status_t x_bcast(void *arg, void *blob, size_t len)
     return ask(arg, DL_MSG_BCAST_ID, blob, (uint32_t)len, blob, (uint32_t)len);
 }
 
-/* The record goes whole (dl_result_pack); only rank 0 holds the gathered figures. */
-static dl_status_t send_result(void *arg, dl_result_t *r)
-{
-    wk_t *w = arg;
-    if (w->world_rank != 0) /* with --split, every group's record is here too */
-        return DL_OK;
-    void *buf = NULL;
-    uint32_t len = 0;
-    dl_status_t st = dl_result_pack(r, &buf, &len);
-    if (st == DL_OK)
-        st = dl_msg_send(w->fd, DL_MSG_RESULT, buf, len);
-    free(buf);
-    return st;
-}
-
-static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes, cJSON **opts)
+static dl_status_t read_config(int fd, dl_wire_config_t *c, cJSON **opts)
 {
     uint32_t v = DL_WIRE_VERSION;
     dl_msg_t m;
@@ -104,52 +79,17 @@ static dl_status_t read_config(int fd, dl_wire_config_t *c, uint64_t **sizes, cJ
         return DL_ERR_COMM;
     }
     memcpy(c, m.data, sizeof(*c));
-    size_t sz = (size_t)c->nwords * sizeof(uint64_t);
-    if (m.len != sizeof(*c) + sz + c->opts_len) {
+    if (m.len != sizeof(*c) + c->opts_len) {
         dl_msg_free(&m);
         return DL_ERR_COMM;
     }
-    *sizes = malloc(sz + sizeof(uint64_t));
-    if (*sizes)
-        memcpy(*sizes, (char *)m.data + sizeof(*c), sz);
-    *opts = cJSON_ParseWithLength((char *)m.data + sizeof(*c) + sz, c->opts_len);
+    *opts = cJSON_ParseWithLength((char *)m.data + sizeof(*c), c->opts_len);
     dl_msg_free(&m);
-    return *sizes && *opts ? DL_OK : DL_ERR_COMM;
-}
-
-static void send_info(wk_t *w, const dl_backend_ops_t *be, void *ctx, double probe_s,
-                      double init_s)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "backend", be->name);
-    cJSON_AddNumberToObject(o, "worker_pid", (double)getpid());
-    cJSON_AddNumberToObject(o, "probe_s", probe_s); /* for nccl: the CUDA driver's start */
-    cJSON_AddNumberToObject(o, "init_s", init_s);
-    if (be->describe)
-        be->describe(ctx, o);
-    char *s = cJSON_PrintUnformatted(o);
-    dl_msg_send(w->fd, DL_MSG_INFO, s, (uint32_t)strlen(s));
-    free(s);
-    cJSON_Delete(o);
-}
-
-static void send_end(wk_t *w, dl_status_t st, int own)
-{
-    if (st == DL_OK) {
-        int32_t s = DL_OK;
-        dl_msg_send(w->fd, DL_MSG_DONE, &s, sizeof(s));
-        return;
-    }
-    char buf[300];
-    int32_t h[2] = {st, own};
-    memcpy(buf, h, 8);
-    int n = snprintf(buf + 8, sizeof(buf) - 8, "%s%s", dl_status_str(st),
-                     own ? "" : " (a peer failed)");
-    dl_msg_send(w->fd, DL_MSG_ERROR, buf, (uint32_t)(8 + n));
+    return *opts ? DL_OK : DL_ERR_COMM;
 }
 
 /* CONFIG's backend, its options as the command parsed them, and whether it
- * can run here; one line naming what is missing. Both modes start so. */
+ * can run here; one line naming what is missing. */
 static dl_status_t backend_here(const dl_wire_config_t *c, const cJSON *opts_json,
                                 const dl_backend_ops_t **be, void **opts)
 {
@@ -175,83 +115,6 @@ static dl_status_t backend_here(const dl_wire_config_t *c, const cJSON *opts_jso
     return DL_OK;
 }
 
-static dl_status_t measure(wk_t *w, const dl_wire_config_t *c, const uint64_t *sizes,
-                           const cJSON *opts_json, int *own, int *ended)
-{
-    *own = 1;
-    const dl_backend_ops_t *be;
-    void *opts;
-    double t0 = dl_now();
-    dl_status_t bst = backend_here(c, opts_json, &be, &opts);
-    if (bst != DL_OK)
-        return bst;
-    /* --split: the backend on the group's ranks, the relayed steps the
-     * group's (the supervisor's group communicator), the loop's lockstep
-     * over every group (x.all). */
-    const dl_split_t *sl = &c->mo.split;
-    int split = sl->op != DL_SPLIT_NONE;
-    w->world_rank = c->rank;
-    if (split) {
-        w->rank = dl_split_rank(sl, c->rank);
-        w->nranks = sl->size;
-    }
-    dl_xcomm_t xa = {.max_doubles = x_all_max, .sum_u64 = x_all_sum, .arg = w,
-                     .rank = c->rank, .nranks = c->nranks};
-    dl_xcomm_t x = {.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
-                    .bcast = x_bcast, .arg = w, .rank = w->rank, .nranks = w->nranks,
-                    .all = split ? &xa : NULL, .group = split ? dl_split_group(sl, c->rank) : 0,
-                    .groups = sl->groups > 0 ? sl->groups : 1};
-    dl_backend_cfg_t bc = {.rank = w->rank, .nranks = w->nranks, .local_rank = c->local_rank,
-                           .local_size = c->local_size, .opts = opts,
-                           .profile_name = c->profile, .run_dir = c->run_dir,
-                           .deadline_s = c->deadline_s, .xc = &x,
-                           .split = split ? sl : NULL, .world_rank = c->rank};
-    dl_plan_t plan = {.kind = (dl_plan_kind_t)c->kind, .places = c->places, .root = c->root,
-                      .mo = c->mo};
-    if (plan.kind == DL_PLAN_SWEEP) {
-        plan.sweep.colls = c->colls;
-        plan.sweep.dtypes = c->dtypes;
-        plan.sweep.ops = c->ops;
-    }
-    dl_plan_store_t store;
-    if (dl_plan_unpack(&plan, sizes, c->nwords, &store) != DL_OK) {
-        dl_err("rank %d: the plan did not arrive whole", c->rank);
-        dl_plan_store_free(&store);
-        free(opts);
-        return DL_ERR_COMM;
-    }
-    bc.max_bytes = dl_plan_max_bytes(&plan);
-    void *ctx = NULL;
-    double t1 = dl_now();
-    dl_status_t st = be->init(&bc, &ctx);
-    if (st != DL_OK) {
-        dl_plan_store_free(&store);
-        free(opts);
-        return st;
-    }
-    send_info(w, be, ctx, t1 - t0, dl_now() - t1);
-    dl_inject_wrap_t iw;
-    dl_inject_wrap(&iw, &c->inject, be, ctx, c->rank, c->profile);
-    st = dl_plan_run(&plan, &iw.ops, &iw, &x, send_result, w);
-    *own = iw.own_failure;
-    /* The profile ends with its last row: the supervisor hears so before
-     * the teardown (NCCL's takes up to 0.5 s, its proxy thread's poll),
-     * which its exit_s then holds. */
-    send_end(w, st, *own);
-    *ended = 1;
-    be->fini(ctx);
-    dl_plan_store_free(&store);
-    free(opts);
-    return st;
-}
-
-/* ---- serving a session (engine.h): requests until DONE ---- */
-
-typedef struct {
-    int32_t coll, iters, timed;
-    dl_case_t c;
-} wire_case_t;
-
 static dl_status_t reply(wk_t *w, uint16_t type, dl_status_t st, int own, const void *p,
                          uint32_t len)
 {
@@ -265,15 +128,41 @@ typedef struct {
     dl_inject_wrap_t iw;
     dl_xcomm_t x;
     const dl_wire_config_t *c;
+    double probe_s; /* the backend's probe (for nccl: the CUDA driver's start) */
 } served_t;
+
+/* OPEN's reply: the traits the loop sizes its cases by, then the facts
+ * the run record keeps (describe()'s, and where the time went). */
+static dl_status_t open_reply(wk_t *w, served_t *sv, uint16_t type, double init_s)
+{
+    dl_backend_traits_t tr;
+    dl_backend_traits(&sv->iw.ops, &sv->iw, w->nranks, &tr);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "backend", sv->be->name);
+    cJSON_AddNumberToObject(o, "worker_pid", (double)getpid());
+    cJSON_AddNumberToObject(o, "probe_s", sv->probe_s);
+    cJSON_AddNumberToObject(o, "init_s", init_s);
+    if (sv->be->describe)
+        sv->be->describe(sv->ctx, o);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    size_t tl = text ? strlen(text) + 1 : 0;
+    char *buf = malloc(sizeof(tr) + tl);
+    dl_status_t st = DL_ERR_NOMEM;
+    if (buf) {
+        memcpy(buf, &tr, sizeof(tr));
+        if (tl)
+            memcpy(buf + sizeof(tr), text, tl);
+        st = reply(w, type, DL_OK, 0, buf, (uint32_t)(sizeof(tr) + tl));
+    }
+    free(buf);
+    free(text);
+    return st;
+}
 
 static dl_status_t serve_open(wk_t *w, served_t *sv, const dl_msg_t *m)
 {
-    struct {
-        int32_t rank, nranks;
-        uint64_t max_bytes;
-        double deadline_s;
-    } q;
+    dl_wire_open_t q;
     if (m->len != sizeof(q))
         return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
     memcpy(&q, m->data, sizeof(q));
@@ -284,33 +173,45 @@ static dl_status_t serve_open(wk_t *w, served_t *sv, const dl_msg_t *m)
     w->nranks = q.nranks;
     sv->x.rank = q.rank;
     sv->x.nranks = q.nranks;
-    /* The backend gives up a little after the supervisor would call this
-     * worker hung: a peer's worker that waits on a hung one answers in time. */
+    const dl_split_t *sl = &sv->c->split;
     dl_backend_cfg_t bc = {.rank = q.rank, .nranks = q.nranks, .local_rank = sv->c->local_rank,
                            .local_size = sv->c->local_size, .opts = sv->opts,
                            .max_bytes = q.max_bytes, .profile_name = sv->c->profile,
-                           .run_dir = sv->c->run_dir, .deadline_s = q.deadline_s * 0.8,
-                           .xc = &sv->x};
+                           .run_dir = sv->c->run_dir, .deadline_s = q.deadline_s,
+                           .xc = &sv->x, .split = sl->op != DL_SPLIT_NONE ? sl : NULL,
+                           .world_rank = sv->c->rank};
+    double t0 = dl_now();
     dl_status_t st = sv->be->init(&bc, &sv->ctx);
     if (st != DL_OK) {
         sv->ctx = NULL;
         return reply(w, m->type, st, 1, NULL, 0);
     }
     dl_inject_wrap(&sv->iw, &sv->c->inject, sv->be, sv->ctx, sv->c->rank, sv->c->profile);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "backend", sv->be->name);
-    if (sv->be->describe)
-        sv->be->describe(sv->ctx, o);
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    st = reply(w, m->type, DL_OK, 0, text, text ? (uint32_t)strlen(text) + 1 : 0);
-    free(text);
+    return open_reply(w, sv, m->type, dl_now() - t0);
+}
+
+/* RUN: the batch's total, how long after the request its last call began
+ * (after any injected wait: the loop's arrivals read it), each call's time
+ * when timed. */
+static dl_status_t serve_run(wk_t *w, served_t *sv, const dl_wire_case_t *q)
+{
+    const dl_backend_ops_t *ops = &sv->iw.ops;
+    double asked = dl_now();
+    size_t n = 2 + (q->timed ? (size_t)q->iters : 0); /* an untimed batch: two figures */
+    double *t = calloc(n, sizeof(double));
+    if (!t)
+        return reply(w, DL_MSG_SV_RUN, DL_ERR_NOMEM, 1, NULL, 0);
+    dl_status_t st = ops->run(&sv->iw, &q->c, q->iters, q->timed ? t + 2 : NULL, t);
+    t[1] = ops->entered(&sv->iw) - asked;
+    st = reply(w, DL_MSG_SV_RUN, st, sv->iw.own_failure, t,
+               st == DL_OK ? (uint32_t)(n * sizeof(double)) : 0);
+    free(t);
     return st;
 }
 
 static dl_status_t serve_case(wk_t *w, served_t *sv, const dl_msg_t *m)
 {
-    wire_case_t q;
+    dl_wire_case_t q;
     if (m->len != sizeof(q) || !sv->ctx)
         return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
     memcpy(&q, m->data, sizeof(q));
@@ -324,26 +225,31 @@ static dl_status_t serve_case(wk_t *w, served_t *sv, const dl_msg_t *m)
         st = ops->prepare(&sv->iw, &q.c);
         return reply(w, m->type, st, sv->iw.own_failure, NULL, 0);
     }
-    if (m->type == DL_MSG_SV_CHECK) {
+    if (m->type == DL_MSG_SV_CHECK) { /* and what the backend chose for it */
         uint64_t wrong = 0;
+        dl_choice_t choice;
+        memset(&choice, 0, sizeof(choice));
         st = ops->check(&sv->iw, &q.c, &wrong);
-        return reply(w, m->type, st, sv->iw.own_failure, &wrong, sizeof(wrong));
+        if (st == DL_OK && ops->chose)
+            ops->chose(&sv->iw, &choice);
+        char a[sizeof(wrong) + sizeof(choice)];
+        memcpy(a, &wrong, sizeof(wrong));
+        memcpy(a + sizeof(wrong), &choice, sizeof(choice));
+        return reply(w, m->type, st, sv->iw.own_failure, a, sizeof(a));
     }
-    double *t = calloc((size_t)q.iters + 1, sizeof(double));
-    if (!t)
-        return reply(w, m->type, DL_ERR_NOMEM, 1, NULL, 0);
-    st = ops->run(&sv->iw, &q.c, q.iters, q.timed ? t + 1 : NULL, t);
-    uint32_t n = (uint32_t)(sizeof(double) * (1 + (q.timed ? (size_t)q.iters : 0)));
-    st = reply(w, m->type, st, sv->iw.own_failure, t, st == DL_OK ? n : 0);
-    free(t);
-    return st;
+    if (m->type == DL_MSG_SV_RUN)
+        return serve_run(w, sv, &q);
+    return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
 }
 
 static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_json)
 {
     served_t sv = {.c = c};
-    if (backend_here(c, opts_json, &sv.be, &sv.opts) != DL_OK)
-        return DL_ERR_UNAVAILABLE;
+    double t0 = dl_now();
+    /* A backend that cannot run here says so to the first request (its
+     * log has the line naming why). */
+    dl_status_t bst = backend_here(c, opts_json, &sv.be, &sv.opts);
+    sv.probe_s = dl_now() - t0;
     sv.x = (dl_xcomm_t){.max_doubles = x_max, .sum_u64 = x_sum, .gather_double = x_gather,
                         .bcast = x_bcast, .arg = w};
     dl_status_t st = DL_OK;
@@ -355,7 +261,9 @@ static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_j
             dl_msg_free(&m);
             break;
         }
-        if (m.type == DL_MSG_SV_OPEN)
+        if (bst != DL_OK)
+            st = reply(w, m.type, bst, 1, NULL, 0);
+        else if (m.type == DL_MSG_SV_OPEN)
             st = serve_open(w, &sv, &m);
         else if (m.type == DL_MSG_SV_CLOSE) {
             if (sv.ctx)
@@ -371,7 +279,7 @@ static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_j
     if (sv.ctx)
         sv.be->fini(sv.ctx);
     free(sv.opts);
-    return DL_OK;
+    return bst;
 }
 
 int dl_worker_main(int fd)
@@ -382,12 +290,10 @@ int dl_worker_main(int fd)
         return 3;
     wk_t w = {.fd = fd};
     dl_wire_config_t c;
-    uint64_t *sizes = NULL;
     cJSON *opts = NULL;
-    dl_status_t st = read_config(fd, &c, &sizes, &opts);
+    dl_status_t st = read_config(fd, &c, &opts);
     if (st != DL_OK) {
         dl_err("worker: no configuration from the supervisor");
-        free(sizes);
         cJSON_Delete(opts);
         return 3;
     }
@@ -395,18 +301,7 @@ int dl_worker_main(int fd)
     w.nranks = c.nranks;
     dl_info("worker rank %d/%d, profile %s, backend %s, pid %ld", c.rank, c.nranks, c.profile,
             c.backend, (long)getpid());
-    int own = 1;
-    if (c.serve) {
-        st = serve(&w, &c, opts);
-        free(sizes);
-        cJSON_Delete(opts);
-        return dl_status_exit_code(st);
-    }
-    int ended = 0; /* measure said DONE or ERROR itself, before its teardown */
-    st = measure(&w, &c, sizes, opts, &own, &ended);
-    if (!ended)
-        send_end(&w, st, own);
-    free(sizes);
+    st = serve(&w, &c, opts);
     cJSON_Delete(opts);
     return dl_status_exit_code(st);
 }

@@ -1,5 +1,7 @@
 /* Running a plan: in the ranks (one implicit profile, the one watchdog) or
- * in workers (every profile in fresh processes, the engine's supervision). */
+ * in workers (every profile in fresh processes, the engine's supervision).
+ * Either way the measurement loop runs here, in the ranks; in workers it
+ * reaches the backend through the engine's remote wrapper. */
 #include "job.h"
 
 #include <pthread.h>
@@ -154,8 +156,11 @@ static dl_status_t run_inprocess(run_t *rx, const dl_plan_t *plan)
     return st;
 }
 
-/* One profile in workers; the sink hears how it ended. */
-static dl_status_t run_profile(run_t *rx, dl_engine_t *e, const dl_profile_t *p)
+/* One profile in workers, as run_inprocess runs the one in the ranks: its
+ * backend opened (in its workers), the plan run over it, how it ended
+ * agreed; the sink hears how it ended. */
+static dl_status_t run_profile(run_t *rx, dl_engine_t *e, const dl_profile_t *p,
+                               const dl_plan_t *plan)
 {
     dl_job_t *j = rx->j;
     const dl_sink_t *s = rx->s;
@@ -172,7 +177,15 @@ static dl_status_t run_profile(run_t *rx, dl_engine_t *e, const dl_profile_t *p)
     }
     uint64_t wrong_before = j->wrong;
     dl_prof_status_t ps;
-    dl_status_t st = dl_engine_run_profile(e, p, pj, &ps);
+    dl_engine_prof_t *pr;
+    dl_status_t st = dl_engine_profile_begin(e, p, pj, &pr);
+    if (st == DL_OK) {
+        void *ctx;
+        const dl_xcomm_t *x;
+        const dl_backend_ops_t *ops = dl_engine_profile_ops(pr, &ctx, &x);
+        st = dl_plan_run(plan, ops, ctx, x, on_result, rx);
+    }
+    st = dl_engine_profile_end(pr, st, &ps);
     dl_progress_end();
     if (j->rank == 0 && s->profile_end)
         s->profile_end(s->arg, j, ps != DL_PROF_OK                ? DL_REC_UNKNOWN
@@ -189,12 +202,12 @@ static dl_status_t run_profile(run_t *rx, dl_engine_t *e, const dl_profile_t *p)
 static dl_status_t run_workers(run_t *rx, const dl_plan_t *plan)
 {
     dl_job_t *j = rx->j;
-    dl_engine_cfg_t ec = {.plan = plan, .be = j->be, .be_opts = j->be_opts,
-                          .inject = j->cfg.inject, .timeout_s = j->cfg.o->timeout,
-                          .run_dir = j->dir, .world = MPI_COMM_WORLD, .rank = j->rank,
-                          .nranks = j->nranks, .local_rank = j->local_rank,
-                          .local_size = j->local_size, .nodes = j->nodes,
-                          .on_result = on_result, .cb_arg = rx};
+    dl_engine_cfg_t ec = {.be = j->be, .be_opts = j->be_opts, .inject = j->cfg.inject,
+                          .timeout_s = j->cfg.o->timeout, .run_dir = j->dir,
+                          .world = MPI_COMM_WORLD, .rank = j->rank, .nranks = j->nranks,
+                          .local_rank = j->local_rank, .local_size = j->local_size,
+                          .nodes = j->nodes, .split = plan->mo.split,
+                          .max_bytes = dl_plan_max_bytes(plan)};
     dl_engine_t *e = NULL;
     dl_status_t worst = dl_engine_open(&ec, &e);
     if (worst != DL_OK)
@@ -202,11 +215,11 @@ static dl_status_t run_workers(run_t *rx, const dl_plan_t *plan)
     dl_engine_signals_install();
     int i;
     for (i = 0; i < j->nprofiles && !j->stop; i++)
-        worst = dl_status_worse(worst, run_profile(rx, e, &j->profiles[i]));
+        worst = dl_status_worse(worst, run_profile(rx, e, &j->profiles[i], plan));
     for (; j->rank == 0 && rx->s->profile && i < j->nprofiles; i++) /* what never ran */
         rx->s->profile(rx->s->arg, j, &j->profiles[i], j->profiles[i].name,
                        "not run: the sweep stopped before it");
-    if (!dl_engine_broken(e)) /* only rank 0 saw the results */
+    if (!dl_engine_broken(e)) /* every rank counted the same sum; rank 0's is the record's */
         MPI_Bcast(&j->wrong, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     else
         j->stop = 2;

@@ -6,8 +6,8 @@
  * an iteration is the slowest rank's (or, with -a, the ranks' mean, the
  * fastest's, rank 0's); the loop never adds work inside a
  * batch: cross-rank reductions happen between batches, through the xcomm
- * the caller provides (MPI in the supervisor, the supervisor's relay in a
- * worker), so every rank takes the same decision.
+ * the caller provides (MPI in the supervisors, whether the backend runs
+ * there or in a worker), so every rank takes the same decision.
  */
 #ifndef DL_MEASURE_H
 #define DL_MEASURE_H
@@ -104,7 +104,8 @@ typedef enum {
 extern const char *const dl_stop_names[DL_STOP_COUNT];
 
 void dl_result_free(dl_result_t *r);
-/* The record crosses the worker boundary whole: packed into one malloc'd
+/* The record crosses between ranks whole (--split: every group's to
+ * world rank 0, plan.c): packed into one malloc'd
  * buffer, and unpacked (bad framing: DL_ERR_COMM) on the other side. */
 dl_status_t dl_result_pack(const dl_result_t *r, void **buf, uint32_t *len);
 dl_status_t dl_result_unpack(const void *buf, uint32_t len, dl_result_t *out);
@@ -194,20 +195,6 @@ typedef struct {
 
 /* The largest call of the plan, in bytes as requested. */
 uint64_t dl_plan_max_bytes(const dl_plan_t *p);
-
-/* A plan crosses to a worker as words (plan_pack.c): a sweep's sizes, or
- * per step its call count then bytes and dtype per call. The unpacked
- * plan points into a store of its own (dl_plan_store_free). */
-typedef struct {
-    uint64_t *sizes;
-    dl_step_t *steps;
-    dl_call_t *calls;
-} dl_plan_store_t;
-dl_status_t dl_plan_pack(const dl_plan_t *p, uint64_t **words, size_t *n);
-/* p's kind and scalars already set (the wire's header); DL_ERR_COMM when
- * the words do not make a plan of that kind. */
-dl_status_t dl_plan_unpack(dl_plan_t *p, const uint64_t *words, size_t n, dl_plan_store_t *s);
-void dl_plan_store_free(dl_plan_store_t *s);
 
 /* Called on every rank for every finished case; rank 0 holds the gathered
  * per-rank figures. A non-OK return stops the plan. */
