@@ -19,7 +19,8 @@ const char *dl_job_pos_long(const void *f)
 const char *dl_job_fraction(const void *f)
 {
     double v = *(const double *)f;
-    return v > 0 && v < 1 ? NULL : "must be between 0 and 1 (e.g. 0.01 for 1%)";
+    return v >= 0 && v < 1 ? NULL
+                           : "must be at least 0 and below 1 (e.g. 0.01 for 1%; 0: no CI stop)";
 }
 
 dl_status_t dl_job_timing(const dl_job_opts_t *o, dl_measure_opts_t *mo)

@@ -56,7 +56,8 @@ const char *dl_job_fraction(const void *f);
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations (0: adaptive)",              \
      offsetof(type, m.iters), dl_opt_nonneg_long},                                            \
     {"ci-target", 0, DL_OPT_DOUBLE, "0.02", "FRAC",                                           \
-     "adaptive: stop when the 95% CI half-width is within FRAC of the mean",                  \
+     "adaptive: stop when the 95% CI half-width is within FRAC of the mean (0: each size "    \
+     "runs its whole --budget)",                                                              \
      offsetof(type, m.ci_target), dl_job_fraction},                                           \
     {"budget", 0, DL_OPT_DOUBLE, budget_def, "SEC", "adaptive: timing budget per size",       \
      offsetof(type, m.budget), dl_opt_positive},                                              \

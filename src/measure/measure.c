@@ -224,7 +224,7 @@ static int batch_size(const dl_measure_opts_t *o, double per_iter, int done, int
 static int adaptive_done(const dl_measure_opts_t *o, const bmeans_t *r, int n, double spent,
                          double unit, dl_stop_t *stop)
 {
-    if (n >= o->min_iters && r->batches >= MIN_BATCHES &&
+    if (o->ci_target > 0 && n >= o->min_iters && r->batches >= MIN_BATCHES &&
         bmeans_ci95(r) <= o->ci_target * bmeans_mean(r)) {
         *stop = DL_STOP_CI;
         return 1;
@@ -238,7 +238,7 @@ static int adaptive_done(const dl_measure_opts_t *o, const bmeans_t *r, int n, d
         return 1;
     }
     double need = predicted_need(o, r) * bmeans_mean(r) * unit;
-    if (n >= o->min_iters && r->batches >= NOISY_MIN_BATCHES &&
+    if (o->ci_target > 0 && n >= o->min_iters && r->batches >= NOISY_MIN_BATCHES &&
         spent >= NOISY_MIN_SHARE * o->budget_s && spent + need > o->budget_s) {
         *stop = DL_STOP_NOISY;
         return 1;
@@ -548,7 +548,7 @@ int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double 
                       int *converged)
 {
     int n = (int)r->n;
-    if (n >= o->min_iters && dl_running_ci95(r) <= o->ci_target * r->mean) {
+    if (o->ci_target > 0 && n >= o->min_iters && dl_running_ci95(r) <= o->ci_target * r->mean) {
         *converged = 1;
         return 1;
     }

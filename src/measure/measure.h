@@ -20,7 +20,7 @@
 typedef struct {
     int warmup;            /* untimed iterations before timing */
     int iters;             /* > 0: fixed count; 0: adaptive */
-    double ci_target;      /* adaptive: stop when ci95 <= target * mean */
+    double ci_target;      /* adaptive: stop when ci95 <= target * mean (0: never) */
     double budget_s;       /* adaptive: stop once this much time is spent timing */
     int min_iters;         /* adaptive: never fewer */
     int max_iters;         /* adaptive: never more */

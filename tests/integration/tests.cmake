@@ -75,7 +75,7 @@ dl_bad_input(factor_half "--stepfactor must be > 1" -f 0.5)
 dl_bad_input(unknown_flag "unknown option '--frobnicate'" --frobnicate)
 dl_bad_input(missing_value "--timeout needs a value" -q --timeout)
 dl_bad_input(bad_number "--iters: 'ten' is not a valid N" -n ten)
-dl_bad_input(validator "--ci-target: must be between 0 and 1" --ci-target 5)
+dl_bad_input(validator "--ci-target: must be at least 0 and below 1" --ci-target 5)
 dl_bad_input(root_ge_ranks "--root 2: there are only 2 ranks" -r 2 -c broadcast)
 dl_bad_input(graph_mpi "--graph is an option of the nccl backend. this sweep runs on mpi|unknown option .-G."
   --backend mpi -G 10)

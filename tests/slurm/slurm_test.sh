@@ -193,7 +193,7 @@ PY
   # dlcomm launch (exec'd by the script) passes it on to srun as SIGUSR2,
   # which srun gives every task (srun itself, sent SIGTERM, would kill the
   # step at once): the ranks record the run, and the job's exit code is 3.
-  printf '#!/bin/bash\nexec %s launch srun --mpi=pmix %s sweep --backend mpi -c allreduce,allgather -b 8 -e 128 --budget 0.5 --ci-target 0.000001 --max-iters 2000000000 -w 0 --timeout 60 --out %s\n' \
+  printf '#!/bin/bash\nexec %s launch srun --mpi=pmix %s sweep --backend mpi -c allreduce,allgather -b 8 -e 128 --budget 0.5 --ci-target 0 --max-iters 2000000000 -w 0 --timeout 60 --out %s\n' \
     "$bin" "$bin" "$work/stopped" > "$work/stopped.sh"
   chmod +x "$work/stopped.sh"
   id3=$(sbatch --parsable -N3 --ntasks-per-node=1 --chdir="$work" -o "$work/job-%j.out" "$work/stopped.sh")
