@@ -12,7 +12,7 @@
  * stops as soon as its confidence interval lies on one side of half the
  * target fault, and one that does not decide is "undecided", never fine:
  * it is repeated at 4x the size. Who measures is a pf_prober_t: a model of
- * N nodes (fleet.c) or, one day, ranks. No MPI here. */
+ * N nodes (fleet.c) or real ranks (planranks.c). No MPI here. */
 #ifndef DL_PF_PLAN_H
 #define DL_PF_PLAN_H
 
@@ -55,6 +55,8 @@ typedef struct {
 typedef struct {
     double z;       /* one-sided z of each decision */
     int nmin, nmax; /* iterations before a decision; the most */
+    double ref_q;   /* a screen's reference: this quantile of its probes' means (0: the
+                       median; lower where a few probes may be half slow: real ranks) */
 } pf_judge_cfg_t;
 
 /* Who measures. run: every probe of r at once, until each is decided or
@@ -75,6 +77,12 @@ typedef double (*pf_sample_fn)(void *ctx, const pf_round_t *r, int p);
  * of each undecided probe (controls keep running) until all decide. */
 dl_status_t pf_judge_round(pf_round_t *r, const pf_judge_cfg_t *j, pf_sample_fn f, void *ctx,
                            double setup_s);
+/* The same test on iterations already timed (a prober that measures a step
+ * of several iterations of every probe at once, then asks): t[p] holds n[p]
+ * seconds of probe p. Probes with fewer than nmin stay undecided. Returns
+ * the probes still open (undecided, not controls, fewer than nmax), -1 if
+ * out of memory. */
+int pf_judge_samples(pf_round_t *r, const pf_judge_cfg_t *j, double *const *t, const int *n);
 /* The confidence of a call: P(the excess is on its side of theta). */
 double pf_judge_confidence(const pf_round_t *r, int p);
 
