@@ -24,6 +24,15 @@ add_test(NAME preflight_rig_quick100
 set_tests_properties(preflight_rig_quick100 PROPERTIES LABELS "integration;rig"
                      SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig RUN_SERIAL TRUE)
 
+# The adaptive planner on real ranks: 8 hosts, one at 100 Mbit/s and one link at
+# 200 Mbit/s at once; both named and nothing else. A rig of its own (pfq,
+# 10.213.80) so it never shares names or a subnet with the cases above.
+add_test(NAME preflight_rig_plan
+         COMMAND ${CMAKE_COMMAND} -E env DLRIG_PREFIX=pfq DLRIG_NET=10.213.80
+                 ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 8 plan)
+set_tests_properties(preflight_rig_plan PROPERTIES LABELS "integration;rig"
+                     SKIP_RETURN_CODE 77 TIMEOUT 200 RESOURCE_LOCK dlcomm_netns_rig RUN_SERIAL TRUE)
+
 foreach(mode pass straggler corrupt baseline usage broke numa topo)
   add_test(NAME preflight_local_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/local_test.sh ${mode} ${DL_BIN} ${DL_MPIRUN})
