@@ -68,6 +68,9 @@ typedef struct {
     double (*call_s)(void *ctx, int nhosts, uint64_t bytes);
     int nhosts, nrails;
     double setup_s; /* one round's communicator set-up */
+    int min_hosts;  /* hosts a probe must span (real ranks: 2, as a probe of one host
+                       measures only its inside; 0: any): an item whose probe cannot be
+                       filled up to it waits a round, the controls leaving it fillers */
 } pf_prober_t;
 
 /* One timed iteration of probe p: seconds. */
@@ -115,6 +118,8 @@ typedef struct {
     int orderings;       /* screen orderings (1: host order; 2: also shifted by G/2) */
     int all_pairs;       /* screen every pair (tournament orderings, G = 2) */
     int controls;        /* control probes beside bisect and confirm probes */
+    double flap_margin;  /* flapping: a named item's log-time sd above twice the controls'
+                            plus this (0: 0.05; real ranks: more, a shaped link's calls spread) */
     pf_judge_cfg_t judge;
 } pf_plan_cfg_t;
 
@@ -142,6 +147,7 @@ typedef struct pf_plan {
     int *rail_named;         /* [nrails] */
     double screen_ref;       /* the last screen's reference: rounds without controls */
     int probe_rail;          /* bisect and confirm probes' rail: -1 all, else one not named */
+    int reserve;             /* cleared hosts the controls leave to a round's fillers */
 } pf_plan_t;
 
 enum { PF_H_UNKNOWN, PF_H_CLEARED, PF_H_SUSPECT, PF_H_NAMED };

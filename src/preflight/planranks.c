@@ -224,7 +224,8 @@ dl_status_t pf_ranks_open(pf_ranks_t *k, pf_ctx_t *c)
     k->pair = malloc((size_t)nh * nh * sizeof(double));
     for (int i = 0; k->pair && i < nh * nh; i++)
         k->pair[i] = -1;
-    k->pr = (pf_prober_t){.ctx = k, .run = run, .call_s = call_s, .nhosts = nh, .nrails = 1};
+    k->pr = (pf_prober_t){.ctx = k, .run = run, .call_s = call_s, .nhosts = nh, .nrails = 1,
+                          .min_hosts = 2};
     return k->pair ? DL_OK : DL_ERR_NOMEM;
 }
 

@@ -11,7 +11,7 @@
  * a 2x target, as noise on shared or loaded hosts is far above 20%. */
 #define PF_RANKS_GROUP 2          /* hosts in a screen probe */
 #define PF_RANKS_TARGET 1.0       /* the slowdown to separate: 2x */
-#define PF_RANKS_BYTES (1u << 20) /* a probe's size, at most (--scope-size when smaller) */
+#define PF_RANKS_BYTES (512u << 10) /* a probe's size, at most (--scope-size when smaller) */
 #define PF_RANKS_STEP 6           /* timed calls of a probe per step after the first */
 #define PF_RANKS_LAT_S 50e-6      /* the call model's latency and link speed: sizing only */
 #define PF_RANKS_GBPS 1.0
