@@ -209,15 +209,17 @@ static dl_status_t outcome(pf_plan_t *p, queue_t *q, const item_t *e, const pf_r
     return DL_OK;
 }
 
-/* A set's halves: a slow half goes on; both fine: the fault is a link
- * across the boundary (the two pairs that were neighbours in the ring). */
+/* A set's halves: a slow half goes on; neither slow: the fault is a link
+ * across the boundary (the two pairs that were neighbours in the ring),
+ * probed even when a half did not decide (it is tried again larger too):
+ * waiting for it would lose the link, should it then read fine. */
 static dl_status_t after_set(pf_plan_t *p, queue_t *q, const item_t *e, const pf_round_t *r, int pq)
 {
     int h = e->n / 2;
     dl_status_t st = outcome(p, q, e, r, pq, e->hosts, h);
     if (st == DL_OK)
         st = outcome(p, q, e, r, pq + 1, e->hosts + h, e->n - h);
-    if (st != DL_OK || r->out[pq].call != PF_FINE || r->out[pq + 1].call != PF_FINE)
+    if (st != DL_OK || r->out[pq].call == PF_SLOW || r->out[pq + 1].call == PF_SLOW)
         return st;
     int l1[2] = {e->hosts[h - 1], e->hosts[h]}, l2[2] = {e->hosts[e->n - 1], e->hosts[0]};
     st = push(q, IT_LINK, l1, 2, 0);

@@ -164,6 +164,26 @@ static dl_status_t step(pf_ctx_t *c, member_t *m, int q, samples_t *s, dl_status
     return DL_OK;
 }
 
+static const char *const call_names[] = {"undecided", "fine", "slow"};
+
+/* Rank 0: each probe of the round as the judge saw it. */
+static void log_round(pf_ranks_t *k, const pf_round_t *r)
+{
+    for (int q = 0; k->log && q < r->nprobes; q++) {
+        cJSON *o = cJSON_CreateObject(), *hs = cJSON_AddArrayToObject(o, "hosts");
+        cJSON_AddNumberToObject(o, "round", k->rounds);
+        cJSON_AddStringToObject(o, "stage", r->stage);
+        for (int i = r->start[q]; i < r->start[q + 1]; i++)
+            cJSON_AddItemToArray(hs, cJSON_CreateString(k->c->lay.names[r->hosts[i]]));
+        cJSON_AddBoolToObject(o, "control", r->control[q]);
+        cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+        cJSON_AddStringToObject(o, "call", call_names[r->out[q].call]);
+        cJSON_AddNumberToObject(o, "slowdown", exp(r->out[q].excess));
+        cJSON_AddNumberToObject(o, "iterations", r->out[q].iters);
+        cJSON_AddItemToArray(k->log, o);
+    }
+}
+
 /* Two-host probes: their busbw (the median call) into the pair matrix. */
 static void record_pairs(pf_ranks_t *k, const pf_round_t *r, const samples_t *s)
 {
@@ -212,6 +232,8 @@ static dl_status_t run(void *ctx, pf_round_t *r, const pf_judge_cfg_t *j)
         MPI_Comm_free(&m.sub);
     if (st == DL_OK)
         record_pairs(k, r, &s);
+    if (st == DL_OK)
+        log_round(k, r);
     samples_free(&s);
     r->wall_s = MPI_Wtime() - t0;
     return st;
@@ -224,6 +246,7 @@ dl_status_t pf_ranks_open(pf_ranks_t *k, pf_ctx_t *c)
     k->pair = malloc((size_t)nh * nh * sizeof(double));
     for (int i = 0; k->pair && i < nh * nh; i++)
         k->pair[i] = -1;
+    k->log = c->rank == 0 ? cJSON_CreateArray() : NULL;
     k->pr = (pf_prober_t){.ctx = k, .run = run, .call_s = call_s, .nhosts = nh, .nrails = 1,
                           .min_hosts = 2};
     return k->pair ? DL_OK : DL_ERR_NOMEM;
@@ -232,5 +255,7 @@ dl_status_t pf_ranks_open(pf_ranks_t *k, pf_ctx_t *c)
 void pf_ranks_close(pf_ranks_t *k)
 {
     free(k->pair);
+    cJSON_Delete(k->log);
     k->pair = NULL;
+    k->log = NULL;
 }

@@ -23,6 +23,7 @@ typedef struct {
     int rounds;
     double *pair;  /* [nh * nh] busbw of two-host probes (the best), -1: none */
     double step_s; /* a step's share: a probe whose calls are long takes fewer */
+    cJSON *log;    /* rank 0: every probe of every round, as judged */
 } pf_ranks_t;
 
 dl_status_t pf_ranks_open(pf_ranks_t *k, pf_ctx_t *c);

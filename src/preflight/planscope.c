@@ -72,7 +72,7 @@ static void suspect(pf_ctx_t *c, const pf_finding_t *f)
     cJSON_AddItemToArray(c->suspects, o);
 }
 
-static void plan_report(pf_ctx_t *c, const pf_plan_t *p, const pf_ranks_t *k,
+static void plan_report(pf_ctx_t *c, const pf_plan_t *p, pf_ranks_t *k,
                         const pf_plan_cfg_t *cfg)
 {
     if (c->rank != 0)
@@ -85,6 +85,8 @@ static void plan_report(pf_ctx_t *c, const pf_plan_t *p, const pf_ranks_t *k,
     cJSON_AddNumberToObject(o, "probes", p->probes);
     cJSON_AddNumberToObject(o, "wall_s", p->wall_s);
     pf_plan_round_log_json(p, o);
+    cJSON_AddItemToObject(o, "probes_log", k->log); /* the document takes it */
+    k->log = NULL;
     plan_matrix(c, p, k, o);
     cJSON *list = cJSON_AddArrayToObject(o, "findings");
     int left = 0; /* hosts named or warned about: not cleared */
