@@ -111,7 +111,7 @@ static dl_status_t build(pf_plan_t *p, queue_t *q, pf_round_t *r, int *taken, un
         tries = q->it[i].tries > tries ? q->it[i].tries : tries;
     double theta;
     uint64_t b = pf_plan_size(p, p->cfg.group, p->cfg.bytes, &theta);
-    for (int t = 0; t < tries && b < (4ull << 30); t++)
+    for (int t = 0; !p->cfg.same_size && t < tries && b < (4ull << 30); t++)
         b *= 4;
     dl_status_t st = pf_round_init(r, "bisect", b);
     r->theta = theta;

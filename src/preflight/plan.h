@@ -3,7 +3,7 @@
  *   screen   rail-aligned groups of G hosts, every group and rail at once;
  *   bisect   each slow group halved, each half filled up to G with cleared
  *            hosts (the shape, and so the reference, stays the same); when
- *            both halves are fine the fault is a link across the boundary,
+ *            neither half is slow the fault is a link across the boundary,
  *            whose two pairs are probed;
  *   confirm  each suspect again with other fillers before it is named.
  * A probe is judged by a sequential test on its iterations' log times
@@ -118,6 +118,9 @@ typedef struct {
     int orderings;       /* screen orderings (1: host order; 2: also shifted by G/2) */
     int all_pairs;       /* screen every pair (tournament orderings, G = 2) */
     int controls;        /* control probes beside bisect and confirm probes */
+    int same_size;       /* an undecided probe is tried again at the same size, not 4x:
+                            real ranks, where the reference of a round without controls
+                            is the screen's, measured at the first size */
     double flap_margin;  /* flapping: a named item's log-time sd above twice the controls'
                             plus this (0: 0.05; real ranks: more, a shaped link's calls spread) */
     pf_judge_cfg_t judge;

@@ -14,7 +14,7 @@ static pf_plan_cfg_t ranks_cfg(const pf_ctx_t *c)
     /* z 3: tens of decisions here, not the fleet's thousands; the lower
      * quartile as a screen's reference: of 4 probes, 2 may be slow. */
     return (pf_plan_cfg_t){.group = PF_RANKS_GROUP, .target = PF_RANKS_TARGET, .bytes = b,
-                           .orderings = 2, .controls = 3, .flap_margin = 0.5,
+                           .orderings = 2, .controls = 3, .flap_margin = 0.5, .same_size = 1,
                            .judge = {.z = 3, .nmin = 4, .nmax = 48, .ref_q = 0.25}};
 }
 
