@@ -46,7 +46,7 @@ elif [ "$mode" = plan ]; then
   "$rig" throttle "$bad" 100mbit
   "$rig" throttle-link "${pre}2" "${pre}3" 200mbit
   sizes=(--quick)
-  extra=(--scopes node,rail,plan)
+  extra=(--scopes "node,rail,plan")
 elif [ "$mode" = link ]; then
   bad=${pre}2,${pre}3
   "$rig" throttle-link "${pre}2" "${pre}3" 10mbit
