@@ -39,14 +39,16 @@ static int probe_ranks(const pf_ctx_t *c, const pf_round_t *r, int q)
     return n;
 }
 
-/* A healthy call's seconds, for sizing and for comparing probes of other
- * shapes in one round: a ring all-reduce at a nominal latency and link
- * speed (only ratios matter: the judge compares probes with each other). */
+/* A healthy call's seconds, for comparing probes of other shapes in one
+ * round: a ring all-reduce's bytes at a nominal link speed (only ratios
+ * matter: the judge compares probes with each other). No latency term, so
+ * the planner never grows the size for it: a model is no measurement of
+ * these hosts, and the size is --scope-size, at most PF_RANKS_BYTES. */
 static double call_s(void *ctx, int nhosts, uint64_t bytes)
 {
     const pf_ranks_t *k = ctx;
     int m = nhosts * (k->c->lay.max_local > 0 ? k->c->lay.max_local : 1);
-    return PF_RANKS_LAT_S + (double)bytes * 2 * (m - 1) / (m > 0 ? m : 1) / (PF_RANKS_GBPS * 1e9);
+    return (double)bytes * 2 * (m - 1) / (m > 0 ? m : 1) / (PF_RANKS_GBPS * 1e9);
 }
 
 /* This rank's member of a round: its backend and case on the probe's

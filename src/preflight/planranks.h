@@ -13,8 +13,8 @@
 #define PF_RANKS_TARGET 1.0       /* the slowdown to separate: 2x */
 #define PF_RANKS_BYTES (512u << 10) /* a probe's size, at most (--scope-size when smaller) */
 #define PF_RANKS_STEP 6           /* timed calls of a probe per step after the first */
-#define PF_RANKS_LAT_S 50e-6      /* the call model's latency and link speed: sizing only */
-#define PF_RANKS_GBPS 1.0
+#define PF_RANKS_GBPS 1.0         /* the call model's link speed (no latency: the size is
+                                     never grown by it, see call_s) */
 #define PF_RANKS_MIN_HOSTS 4
 
 typedef struct {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # preflight on the netns rig: HOSTS namespaces x 2 ranks over TCP.
-#   rig_test.sh DLCOMM HOSTS healthy|throttled|link|quick100|simslow|plan
+#   rig_test.sh DLCOMM HOSTS healthy|throttled|link|quick100|simslow|plan|plansim
 # healthy: exit 0 and no host named. throttled: one host's link limited with
 # tc tbf; exit 1 and the JSON verdict names exactly that host. link: only the
 # traffic between two hosts limited; exit 1, that pair named and no host.
@@ -12,6 +12,8 @@
 # 2 and 3 at 200 Mbit/s, found by the adaptive planner (--quick --scopes
 # node,rail,plan): exit 1, that host and that link named and nothing else
 # (the host as a host, not as its links; the link as a pair, not its hosts).
+# plansim: simslow's slow rank, found by the planner alone (--scopes plan) through
+# the sim's worker processes: exit 1, that rank's host named and nothing else.
 # Every mode: the preflight run must take under 60 s (90 s for plan, 8 hosts). Exit 77 (skip) where
 # namespaces are not permitted. DLRIG_PREFIX/DLRIG_NET choose the rig's names
 # and subnet (defaults pft, 10.213.78).
@@ -51,7 +53,7 @@ elif [ "$mode" = link ]; then
   bad=${pre}2,${pre}3
   "$rig" throttle-link "${pre}2" "${pre}3" 10mbit
   extra=(--pairs ring)   # the ring of pairs (large clusters) passes the slow link too
-elif [ "$mode" = simslow ]; then
+elif [ "$mode" = simslow ] || [ "$mode" = plansim ]; then
   h=$(( (hosts + 1) / 2 + 1 ))
   bad=$pre$h
   # The host's second rank (2 slots per host, filled in order): slow x4 in its worker.
@@ -62,6 +64,7 @@ set +e
 # A hang is a failure with a message, not a ctest timeout.
 mpi_extra=()
 if [ "$mode" = simslow ]; then mpi_extra=(-x DLCOMM_INJECT); extra=(--backend sim); fi
+if [ "$mode" = plansim ]; then mpi_extra=(-x DLCOMM_INJECT); extra=(--backend sim --scopes plan); fi
 timeout 70 "$rig" mpirun "${mpi_extra[@]}" -np $((hosts * 2)) "$bin" preflight "${sizes[@]}" \
   --timeout 50 "${extra[@]}" --json "$work/pf.json" --html "$work/pf.html" > "$work/out.txt" 2>&1
 rc=$?
@@ -103,6 +106,11 @@ elif mode == "plan":
     assert sus == {bad, link.replace(",", "-")}, sus
     plan = d["scopes"]["plan"]
     assert "pair" not in d["scopes"] and plan["rounds"] > 0, d["scopes"].keys()
+elif mode == "plansim":
+    assert rc == 1 and v["hosts"] == [bad] and v["pairs"] == [] and v["rails"] == [], (rc, v)
+    fails = [(c["scope"], c["subject"]) for c in d["checks"] if c["status"] == "fail"]
+    assert fails == [("plan", bad)], fails
+    assert d["backend"]["name"] == "sim" and d["backend"]["workers"], d["backend"]
 elif mode == "link":
     assert rc == 1, f"slow link: exit {rc}, expected 1"
     assert v["hosts"] == [] and v["pairs"] == [bad.split(",")], v
@@ -119,7 +127,7 @@ else:
     assert all(s["retest"].get("peer", "") != bad for s in sus), sus
 # The pair matrix and its heat map: a slow link is its cell and the mirror, a
 # slow host its row and column (the pairs measured), nothing else is slow.
-m = d["scopes"]["plan" if mode == "plan" else "pair"]["matrix"]
+m = d["scopes"]["plan" if mode.startswith("plan") else "pair"]["matrix"]
 n = len(m["hosts"])
 slow = {(m["hosts"][i], m["hosts"][j]) for i in range(n) for j in range(n) if m["slow"][i][j]}
 measured = {(m["hosts"][i], m["hosts"][j]) for i in range(n) for j in range(n)
@@ -130,7 +138,7 @@ if mode == "link":
 elif mode == "plan":
     a, b = link.split(",")
     assert slow == {c for c in measured if bad in c} | {(a, b), (b, a)}, f"slow cells {slow}"
-elif mode in ("throttled", "quick100"):
+elif mode in ("throttled", "quick100", "plansim"):
     assert slow == {c for c in measured if bad in c}, f"slow cells {slow}, host {bad}"
 elif mode == "healthy":
     assert not slow, f"slow cells {slow}"

@@ -11,7 +11,7 @@ target_compile_definitions(preflight_gpucopy PRIVATE DL_SOURCE_DIR="${CMAKE_SOUR
 # Each judges figures measured over TCP between namespaces on this host's
 # cores: RUN_SERIAL keeps any other test off them meanwhile (beside a busy test
 # under ctest -j2 a healthy pair once read 0.03 GB/s and was named).
-foreach(mode healthy throttled link simslow)
+foreach(mode healthy throttled link simslow plansim)
   add_test(NAME preflight_rig_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 4 ${mode})
   set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"
