@@ -4,7 +4,8 @@
 #   preflight-time.sh DLCOMM HOSTS RATE [preflight options...]   (root)
 # Prints one line per case: hosts, case, exit code, wall and preflight's own
 # elapsed_s, verdict and the hosts it names. DLRIG_PREFIX/DLRIG_NET as for
-# netns-rig.sh (defaults here: pbt, 10.213.87).
+# netns-rig.sh (defaults here: pbt, 10.213.87). DLPF_LINK=A:B:RATE also limits
+# the link between hosts A and B (numbers) in the faulty case: two faults at once.
 set -euo pipefail
 bin=$1 hosts=$2 rate=$3
 shift 3
@@ -26,10 +27,16 @@ d = json.load(open(sys.argv[1]))
 v = d["verdict"]
 print(f"hosts={sys.argv[2]} case={sys.argv[3]} exit={sys.argv[4]} "
       f"wall={float(sys.argv[6]) - float(sys.argv[5]):.1f}s elapsed_s={d['elapsed_s']:.1f} "
-      f"verdict={v['status']} named={v.get('hosts')}")
+      f"verdict={v['status']} named={v.get('hosts')} pairs={v.get('pairs')}")
 PY
   grep -E '^(FAIL|WARN) ' "$work/out.txt" || true
 }
 case=healthy one "$@"
 "$rig" throttle "$bad" "$rate"
-case="$bad@$rate" one "$@"
+case="$bad@$rate"
+if [ -n "${DLPF_LINK:-}" ]; then
+  IFS=: read -r la lb lrate <<< "$DLPF_LINK"
+  "$rig" throttle-link "$DLRIG_PREFIX$la" "$DLRIG_PREFIX$lb" "$lrate"
+  case="$case,$DLRIG_PREFIX$la-$DLRIG_PREFIX$lb@$lrate"
+fi
+one "$@"

@@ -20,7 +20,7 @@
 typedef struct {
     const char *sizes, *baseline, *system, *json, *backend, *profile, *prometheus, *html;
     int pairs;       /* dl_pf_pairs_t */
-    uint32_t scopes; /* bit 0 node, 1 rail, 2 pair */
+    uint32_t scopes; /* bit 0 node, 1 rail, 2 pair, 3 plan */
     uint64_t check_bytes, scope_bytes;
     double min_fraction, mad_k, budget, timeout, max_temp;
     long iters;
@@ -48,8 +48,8 @@ static const char *group_size(const void *f)
 
 static const char *const pairs_names[] = {"auto", "all", "ring", "none"}; /* dl_pf_pairs_t */
 static const dl_choices_t pairs_choices = {.noun = "pairing", .names = pairs_names, .n = 4};
-static const char *const scope_names[] = {"node", "rail", "pair"};
-static const dl_choices_t scope_choices = {.noun = "scope", .names = scope_names, .n = 3};
+static const char *const scope_names[] = {"node", "rail", "pair", "plan"};
+static const dl_choices_t scope_choices = {.noun = "scope", .names = scope_names, .n = 4};
 
 #define O(f) offsetof(pf_cli_t, f)
 static const dl_opt_t pf_opts[] = {
@@ -72,8 +72,10 @@ static const dl_opt_t pf_opts[] = {
     {"pairs", 0, DL_OPT_ENUM, "auto", "MODE",
      "node pairs measured: all, a ring of them, none, or auto (all up to 16 hosts)", O(pairs),
      NULL, &pairs_choices},
-    {"scopes", 0, DL_OPT_LIST, "all", "LIST", "the scopes that localise a fault", O(scopes),
-     NULL, &scope_choices},
+    {"scopes", 0, DL_OPT_LIST, "node,rail,pair", "LIST",
+     "the scopes that localise a fault; plan: the adaptive planner, in fewer rounds than pair "
+     "from 8 hosts (it sees links between neighbours in host order only); all: every one",
+     O(scopes), NULL, &scope_choices},
     {"budget", 0, DL_OPT_DOUBLE, "0.3", "SEC", "timing budget of one figure", O(budget), dl_opt_positive},
     {"iters", 'n', DL_OPT_INT, "0", "N", "fixed timed iterations per figure (0: budget)", O(iters),
      dl_opt_nonneg_long},

@@ -66,6 +66,42 @@ static int free_hosts(const item_t *e, const unsigned char *busy)
     return 1;
 }
 
+/* The fillers an item's probes need to span min_hosts hosts each. */
+static int fill_need(const pf_plan_t *p, const item_t *e)
+{
+    int m = p->pr->min_hosts, two = e->kind == IT_SET || e->kind == IT_APART;
+    int h = two ? e->n / 2 : e->n, need = m > h ? m - h : 0;
+    return need + (two && m > e->n - h ? m - (e->n - h) : 0);
+}
+
+static int cleared_free(const pf_plan_t *p, const unsigned char *busy)
+{
+    int k = 0;
+    for (int i = 0; i < p->npool; i++)
+        k += p->state[p->pool[i]] == PF_H_CLEARED && !busy[p->pool[i]];
+    return k;
+}
+
+/* The items this round takes (their hosts busy, taken[i] 0; -1: waits):
+ * those whose hosts are free and whose fillers are there (p->reserve, kept
+ * from the controls); the first free one at least, so the queue moves. */
+static void take(pf_plan_t *p, const queue_t *q, int *taken, unsigned char *busy)
+{
+    int took = 0;
+    p->reserve = 0;
+    for (int pass = 0; pass < 2 && !took; pass++)
+        for (int i = 0; i < q->n && (!pass || !took); i++) {
+            const item_t *e = &q->it[i];
+            int need = fill_need(p, e);
+            taken[i] = free_hosts(e, busy) &&
+                       (pass || !need || need <= cleared_free(p, busy) - p->reserve) ? 0 : -1;
+            for (int k = 0; !taken[i] && k < e->n; k++)
+                busy[e->hosts[k]] = 1;
+            p->reserve += taken[i] ? 0 : need;
+            took += !taken[i];
+        }
+}
+
 /* The round's probes: for each item taken, its first probe (a set: two,
  * the halves); taken[i] = its first probe, -1 when it waits. */
 static dl_status_t build(pf_plan_t *p, queue_t *q, pf_round_t *r, int *taken, unsigned char *busy)
@@ -75,16 +111,13 @@ static dl_status_t build(pf_plan_t *p, queue_t *q, pf_round_t *r, int *taken, un
         tries = q->it[i].tries > tries ? q->it[i].tries : tries;
     double theta;
     uint64_t b = pf_plan_size(p, p->cfg.group, p->cfg.bytes, &theta);
-    for (int t = 0; t < tries && b < (4ull << 30); t++)
+    for (int t = 0; !p->cfg.same_size && t < tries && b < (4ull << 30); t++)
         b *= 4;
     dl_status_t st = pf_round_init(r, "bisect", b);
     r->theta = theta;
-    for (int i = 0; i < q->n; i++) { /* the items this round takes: their hosts first */
-        taken[i] = free_hosts(&q->it[i], busy) ? 0 : -1;
-        for (int k = 0; !taken[i] && k < q->it[i].n; k++)
-            busy[q->it[i].hosts[k]] = 1;
-    }
+    take(p, q, taken, busy);
     pf_plan_add_controls(p, r, busy);
+    p->reserve = 0;
     for (int i = 0; st == DL_OK && i < q->n; i++) {
         item_t *e = &q->it[i];
         if (taken[i] < 0)
@@ -123,7 +156,7 @@ static dl_status_t name(pf_plan_t *p, const item_t *e, const pf_round_t *r, int 
     f.confidence = conf < e->conf ? conf : e->conf;
     f.slowdown = exp(r->out[q].excess < e->excess ? r->out[q].excess : e->excess);
     f.spread = r->out[q].sd;
-    f.flapping = f.named && r->out[q].sd > 2 * sd + 0.05;
+    f.flapping = f.named && r->out[q].sd > 2 * sd + (p->cfg.flap_margin > 0 ? p->cfg.flap_margin : 0.05);
     if (f.kind == PF_FIND_HOST && f.named)
         p->state[f.a] = PF_H_NAMED;
     return pf_plan_find(p, &f);
@@ -176,15 +209,17 @@ static dl_status_t outcome(pf_plan_t *p, queue_t *q, const item_t *e, const pf_r
     return DL_OK;
 }
 
-/* A set's halves: a slow half goes on; both fine: the fault is a link
- * across the boundary (the two pairs that were neighbours in the ring). */
+/* A set's halves: a slow half goes on; neither slow: the fault is a link
+ * across the boundary (the two pairs that were neighbours in the ring),
+ * probed even when a half did not decide (it is tried again larger too):
+ * waiting for it would lose the link, should it then read fine. */
 static dl_status_t after_set(pf_plan_t *p, queue_t *q, const item_t *e, const pf_round_t *r, int pq)
 {
     int h = e->n / 2;
     dl_status_t st = outcome(p, q, e, r, pq, e->hosts, h);
     if (st == DL_OK)
         st = outcome(p, q, e, r, pq + 1, e->hosts + h, e->n - h);
-    if (st != DL_OK || r->out[pq].call != PF_FINE || r->out[pq + 1].call != PF_FINE)
+    if (st != DL_OK || r->out[pq].call == PF_SLOW || r->out[pq + 1].call == PF_SLOW)
         return st;
     int l1[2] = {e->hosts[h - 1], e->hosts[h]}, l2[2] = {e->hosts[e->n - 1], e->hosts[0]};
     st = push(q, IT_LINK, l1, 2, 0);

@@ -26,58 +26,6 @@ static dl_status_t fake_layout(int n, dl_pf_layout_t *l)
     return DL_OK;
 }
 
-static void subject(const pf_ctx_t *c, const pf_finding_t *f, char *buf, size_t len)
-{
-    if (f->kind == PF_FIND_HOST)
-        snprintf(buf, len, "%s", c->lay.names[f->a]);
-    else if (f->kind == PF_FIND_LINK)
-        snprintf(buf, len, "%s-%s", c->lay.names[f->a], c->lay.names[f->b]);
-    else
-        snprintf(buf, len, "rail%d", f->a);
-}
-
-static cJSON *finding_json(const pf_finding_t *f, const char *subj)
-{
-    static const char *const kinds[] = {"node", "link", "rail"};
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", kinds[f->kind]);
-    cJSON_AddStringToObject(o, "subject", subj);
-    cJSON_AddBoolToObject(o, "named", f->named);
-    cJSON_AddBoolToObject(o, "inconclusive", f->inconclusive);
-    cJSON_AddBoolToObject(o, "flapping", f->flapping);
-    cJSON_AddNumberToObject(o, "slowdown", f->slowdown);
-    cJSON_AddNumberToObject(o, "confidence", f->confidence);
-    cJSON_AddNumberToObject(o, "bytes", (double)f->bytes);
-    cJSON_AddNumberToObject(o, "iterations", f->iters);
-    return o;
-}
-
-/* One line per finding: named ones FAIL (and in the verdict), the rest WARN. */
-static void report_finding(pf_ctx_t *c, const pf_finding_t *f, cJSON *list)
-{
-    static const char *const scopes[] = {"node", "pair", "rail"};
-    char subj[600], size[32];
-    subject(c, f, subj, sizeof(subj));
-    dl_size_format(f->bytes, size, sizeof(size));
-    cJSON_AddItemToArray(list, finding_json(f, subj));
-    if (f->named) {
-        if (f->kind == PF_FIND_HOST)
-            pf_blame_host(c, f->a);
-        else if (f->kind == PF_FIND_LINK)
-            pf_blame_pair(c, f->a, f->b);
-        else
-            pf_blame_rail(c, f->a);
-    }
-    dl_pf_status_t st = f->named ? DL_PF_FAIL : DL_PF_WARN;
-    const char *why = f->named ? (f->flapping ? "confirmed; flapping: slow in part of its iterations"
-                                              : "confirmed with other peers")
-                      : f->inconclusive ? "inconclusive: no probe decided (never a pass)"
-                                        : "not confirmed: noise";
-    pf_check(c, st, "bandwidth", scopes[f->kind], subj, finding_json(f, subj),
-             "%.3fx the healthy time at %s (%d iterations), confidence %.5f; %s", f->slowdown,
-             size, f->iters, f->confidence, why);
-}
-
 static void fleet_json(cJSON *fj, const pf_plan_t *p, const pf_fleet_t *m, double cpu_s)
 {
     cJSON_AddNumberToObject(fj, "rounds", p->rounds);
@@ -97,16 +45,7 @@ static void fleet_json(cJSON *fj, const pf_plan_t *p, const pf_fleet_t *m, doubl
             cJSON_AddNumberToObject(o, "share", f->p);
         cJSON_AddItemToArray(fl, o);
     }
-    cJSON *rl = cJSON_AddArrayToObject(fj, "round_log");
-    for (int i = 0; i < p->rounds; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "stage", p->log[i].stage);
-        cJSON_AddNumberToObject(o, "probes", p->log[i].probes);
-        cJSON_AddNumberToObject(o, "bytes", (double)p->log[i].bytes);
-        cJSON_AddNumberToObject(o, "max_iterations", p->log[i].max_iters);
-        cJSON_AddNumberToObject(o, "wall_s", p->log[i].wall_s);
-        cJSON_AddItemToArray(rl, o);
-    }
+    pf_plan_round_log_json(p, fj);
 }
 
 static void print_rounds(const pf_plan_t *p)
@@ -132,7 +71,7 @@ static void report(pf_ctx_t *c, const pf_plan_t *p, const pf_fleet_t *m, const c
              p->n - left, p->n, p->cfg.group, m->pr.nrails, m->pr.nrails > 1 ? "s" : "",
              p->rounds, p->probes);
     for (int i = 0; i < p->nfinds; i++)
-        report_finding(c, &p->finds[i], list);
+        pf_plan_report_finding(c, &p->finds[i], NULL, list);
     fleet_json(fj, p, m, cpu_s);
     printf("fleet: %d nodes x %d rails (%s), %d rounds, %d probes, projected %.1f s on the fleet, "
            "simulated in %.2f s CPU\n", p->n, m->pr.nrails, sys, p->rounds, p->probes, p->wall_s,

@@ -117,12 +117,14 @@ dl_status_t dl_pf_html(const char *path, const cJSON *doc)
         cJSON_free(txt);
     }
     dl_buf_printf(&b, "</ul>");
-    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "scopes"),
-                                                             "pair"), "matrix");
+    const cJSON *sc = cJSON_GetObjectItem(doc, "scopes");
+    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "pair"), "matrix");
+    if (!m) /* the plan scope's pairs instead */
+        m = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "plan"), "matrix");
     if (m)
         heat_map(&b, m);
     else
-        dl_buf_printf(&b, "<p>No pair matrix: the pair scope did not run.</p>");
+        dl_buf_printf(&b, "<p>No pair matrix: neither the pair nor the plan scope ran.</p>");
     checks_table(&b, doc);
     dl_status_t st = dl_html_end(&b, path);
     dl_buf_free(&b);

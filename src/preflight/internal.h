@@ -2,6 +2,7 @@
 #ifndef DL_PF_INTERNAL_H
 #define DL_PF_INTERNAL_H
 
+#include "plan.h"
 #include "preflight.h"
 #include "../sys/sys.h"
 
@@ -18,6 +19,7 @@ typedef struct {
 #define DL_PF_SCOPE_NODE 1
 #define DL_PF_SCOPE_RAIL 2
 #define DL_PF_SCOPE_PAIR 4
+#define DL_PF_SCOPE_PLAN 8 /* the adaptive planner on these ranks (planscope.c) */
 
 typedef struct {
     const dl_pf_opts_t *o;
@@ -165,5 +167,18 @@ double pf_baseline_busbw(const dl_record_t *run, const char *backend, const char
 /* The modelling backend's busbw (its expect) for a collective at a size on
  * this many nodes; < 0 if it cannot say. */
 double pf_model_busbw(const struct dl_pf_model *m, int nhosts, dl_coll_id_t coll, uint64_t bytes);
+
+/* The adaptive planner's findings (planreport.c): "host5", "host2-host3" or
+ * "rail1"; the JSON of one; its check line (scope: the line's, or NULL: by
+ * kind, node, pair or rail), the verdict's entry, and the JSON into list. */
+void pf_plan_subject(const pf_ctx_t *c, const pf_finding_t *f, char *buf, size_t len);
+cJSON *pf_plan_finding_json(const pf_finding_t *f, const char *subj);
+void pf_plan_report_finding(pf_ctx_t *c, const pf_finding_t *f, const char *scope, cJSON *list);
+/* Its rounds as "round_log" [{stage, probes, bytes, max_iterations, wall_s}]. */
+void pf_plan_round_log_json(const pf_plan_t *p, cJSON *parent);
+/* The planner on these ranks (planranks.c): the plan scope. */
+dl_status_t pf_plan_scope(pf_ctx_t *c);
+/* A barrier that sleeps while it waits (members.c). */
+dl_status_t pf_quiet_barrier(MPI_Comm world);
 
 #endif

@@ -80,9 +80,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The reference: the median of the controls' means (all probes' without
- * controls), and its standard error (the median's, about 1.25 x the mean's). */
-static void reference(pf_round_t *r, const double *sum, const double *sum2, const int *n)
+/* The reference: the median of the controls' means (without controls, the
+ * quantile q of every probe's: the median, or lower where few probes may be
+ * half slow), and its standard error (the median's, about 1.25 x the mean's). */
+static void reference(pf_round_t *r, const double *sum, const double *sum2, const int *n, double q)
 {
     int any = 0, k = 0;
     for (int p = 0; p < r->nprobes; p++)
@@ -101,7 +102,9 @@ static void reference(pf_round_t *r, const double *sum, const double *sum2, cons
         return;
     }
     qsort(m, (size_t)k, sizeof(double), cmp_double);
-    r->ref = k % 2 ? m[k / 2] : 0.5 * (m[k / 2 - 1] + m[k / 2]);
+    double at = (any || q <= 0 ? 0.5 : q) * (k - 1); /* between two means: interpolated */
+    int lo = (int)at;
+    r->ref = lo + 1 < k ? m[lo] + (at - lo) * (m[lo + 1] - m[lo]) : m[lo];
     r->ref_se = 1.25 * sqrt(var / k / k);
     free(m);
 }
@@ -149,14 +152,14 @@ dl_status_t pf_judge_round(pf_round_t *r, const pf_judge_cfg_t *j, pf_sample_fn 
     int controls = 0;
     for (int p = 0; p < np; p++)
         controls += r->control[p];
-    reference(r, sum, sum2, n);
+    reference(r, sum, sum2, n, j->ref_q);
     for (int it = j->nmin; open && it <= j->nmax; it++) {
         open = 0;
         for (int p = 0; it > j->nmin && p < np; p++)
             if (r->out[p].call == PF_UNDECIDED || r->control[p])
                 add(r, f, ctx, p, sum, sum2, n);
         if (controls && it > j->nmin) /* the controls' reference firms up as they run */
-            reference(r, sum, sum2, n);
+            reference(r, sum, sum2, n, j->ref_q);
         for (int p = 0; p < np; p++) {
             if (r->out[p].call != PF_UNDECIDED && !r->control[p] && it > j->nmin)
                 continue;
@@ -173,6 +176,35 @@ dl_status_t pf_judge_round(pf_round_t *r, const pf_judge_cfg_t *j, pf_sample_fn 
     r->wall_s = setup_s + longest;
     free(sum), free(sum2), free(n);
     return DL_OK;
+}
+
+int pf_judge_samples(pf_round_t *r, const pf_judge_cfg_t *j, double *const *t, const int *n)
+{
+    int np = r->nprobes, open = 0;
+    double *sum = calloc((size_t)np + 1, sizeof(double)), *sum2 = calloc((size_t)np + 1, sizeof(double));
+    int *cnt = calloc((size_t)np + 1, sizeof(int));
+    if (!sum || !sum2 || !cnt) {
+        free(sum), free(sum2), free(cnt);
+        return -1;
+    }
+    for (int p = 0; p < np; p++) {
+        r->out[p] = (pf_outcome_t){0};
+        for (int i = 0; i < n[p]; i++) {
+            double x = log(t[p][i] / r->nominal[p]);
+            sum[p] += x, sum2[p] += x * x, r->out[p].time_s += t[p][i];
+        }
+        cnt[p] = n[p] > 0 ? n[p] : 1; /* never measured: no mean, and undecided below */
+        r->max_iters = n[p] > r->max_iters ? n[p] : r->max_iters;
+    }
+    reference(r, sum, sum2, cnt, j->ref_q);
+    for (int p = 0; p < np; p++) {
+        pf_call_t c = decide(r, j, sum[p], sum2[p], cnt[p], &r->out[p]);
+        r->out[p].iters = n[p];
+        r->out[p].call = n[p] >= j->nmin ? c : PF_UNDECIDED;
+        open += r->out[p].call == PF_UNDECIDED && !r->control[p] && n[p] < j->nmax;
+    }
+    free(sum), free(sum2), free(cnt);
+    return open;
 }
 
 double pf_judge_confidence(const pf_round_t *r, int p)

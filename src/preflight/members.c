@@ -13,7 +13,7 @@
 /* Waits for every rank of world without spinning: a rank whose member is
  * done (or that sits this round out) must not take the CPU, the PCIe or the
  * memory bandwidth that members still measuring need. */
-static dl_status_t quiet_barrier(MPI_Comm world)
+dl_status_t pf_quiet_barrier(MPI_Comm world)
 {
     MPI_Request req;
     int done = 0;
@@ -306,7 +306,7 @@ dl_status_t pf_measure_members_sized(pf_ctx_t *c, const int *color, int ncolors,
     /* Everyone learns every figure (and whether anyone broke), so the next
      * decisions (outliers, retests) are taken alike on every rank. */
     w[ncolors] = st != DL_OK;
-    if (quiet_barrier(c->world) != DL_OK)
+    if (pf_quiet_barrier(c->world) != DL_OK)
         st = DL_ERR_COMM;
     if (MPI_Allreduce(MPI_IN_PLACE, f, ncolors, MPI_DOUBLE, MPI_MAX, c->world) != MPI_SUCCESS ||
         MPI_Allreduce(MPI_IN_PLACE, w, ncolors + 1, MPI_UINT64_T, MPI_SUM, c->world) != MPI_SUCCESS)

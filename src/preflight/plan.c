@@ -84,6 +84,7 @@ void pf_plan_add_controls(pf_plan_t *p, pf_round_t *r, unsigned char *busy)
     int g = p->cfg.group, cleared = 0;
     for (int i = 0; i < p->npool; i++)
         cleared += p->state[p->pool[i]] == PF_H_CLEARED && !busy[p->pool[i]];
+    cleared = cleared > p->reserve ? cleared - p->reserve : 0;
     int n = cleared / 2 < g ? cleared / 2 : g, *h = malloc((size_t)g * sizeof(int));
     for (int c = 0; h && n >= 2 && c < p->cfg.controls && (c + 1) * n <= cleared / 2; c++) {
         int k = pf_plan_fill(p, h, n, busy);

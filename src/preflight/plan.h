@@ -3,7 +3,7 @@
  *   screen   rail-aligned groups of G hosts, every group and rail at once;
  *   bisect   each slow group halved, each half filled up to G with cleared
  *            hosts (the shape, and so the reference, stays the same); when
- *            both halves are fine the fault is a link across the boundary,
+ *            neither half is slow the fault is a link across the boundary,
  *            whose two pairs are probed;
  *   confirm  each suspect again with other fillers before it is named.
  * A probe is judged by a sequential test on its iterations' log times
@@ -12,7 +12,7 @@
  * stops as soon as its confidence interval lies on one side of half the
  * target fault, and one that does not decide is "undecided", never fine:
  * it is repeated at 4x the size. Who measures is a pf_prober_t: a model of
- * N nodes (fleet.c) or, one day, ranks. No MPI here. */
+ * N nodes (fleet.c) or real ranks (planranks.c). No MPI here. */
 #ifndef DL_PF_PLAN_H
 #define DL_PF_PLAN_H
 
@@ -55,6 +55,8 @@ typedef struct {
 typedef struct {
     double z;       /* one-sided z of each decision */
     int nmin, nmax; /* iterations before a decision; the most */
+    double ref_q;   /* a screen's reference: this quantile of its probes' means (0: the
+                       median; lower where a few probes may be half slow: real ranks) */
 } pf_judge_cfg_t;
 
 /* Who measures. run: every probe of r at once, until each is decided or
@@ -66,6 +68,9 @@ typedef struct {
     double (*call_s)(void *ctx, int nhosts, uint64_t bytes);
     int nhosts, nrails;
     double setup_s; /* one round's communicator set-up */
+    int min_hosts;  /* hosts a probe must span (real ranks: 2, as a probe of one host
+                       measures only its inside; 0: any): an item whose probe cannot be
+                       filled up to it waits a round, the controls leaving it fillers */
 } pf_prober_t;
 
 /* One timed iteration of probe p: seconds. */
@@ -75,6 +80,12 @@ typedef double (*pf_sample_fn)(void *ctx, const pf_round_t *r, int p);
  * of each undecided probe (controls keep running) until all decide. */
 dl_status_t pf_judge_round(pf_round_t *r, const pf_judge_cfg_t *j, pf_sample_fn f, void *ctx,
                            double setup_s);
+/* The same test on iterations already timed (a prober that measures a step
+ * of several iterations of every probe at once, then asks): t[p] holds n[p]
+ * seconds of probe p. Probes with fewer than nmin stay undecided. Returns
+ * the probes still open (undecided, not controls, fewer than nmax), -1 if
+ * out of memory. */
+int pf_judge_samples(pf_round_t *r, const pf_judge_cfg_t *j, double *const *t, const int *n);
 /* The confidence of a call: P(the excess is on its side of theta). */
 double pf_judge_confidence(const pf_round_t *r, int p);
 
@@ -107,6 +118,11 @@ typedef struct {
     int orderings;       /* screen orderings (1: host order; 2: also shifted by G/2) */
     int all_pairs;       /* screen every pair (tournament orderings, G = 2) */
     int controls;        /* control probes beside bisect and confirm probes */
+    int same_size;       /* an undecided probe is tried again at the same size, not 4x:
+                            real ranks, where the reference of a round without controls
+                            is the screen's, measured at the first size */
+    double flap_margin;  /* flapping: a named item's log-time sd above twice the controls'
+                            plus this (0: 0.05; real ranks: more, a shaped link's calls spread) */
     pf_judge_cfg_t judge;
 } pf_plan_cfg_t;
 
@@ -134,6 +150,7 @@ typedef struct pf_plan {
     int *rail_named;         /* [nrails] */
     double screen_ref;       /* the last screen's reference: rounds without controls */
     int probe_rail;          /* bisect and confirm probes' rail: -1 all, else one not named */
+    int reserve;             /* cleared hosts the controls leave to a round's fillers */
 } pf_plan_t;
 
 enum { PF_H_UNKNOWN, PF_H_CLEARED, PF_H_SUSPECT, PF_H_NAMED };

@@ -42,7 +42,7 @@ typedef struct {
     double min_fraction;       /* bandwidth >= this x baseline, and the outlier cut */
     double mad_k;              /* outlier: this many MADs below the median */
     dl_pf_pairs_t pairs;
-    int scopes;                /* bit 0 node, 1 rail, 2 pair */
+    int scopes;                /* bit 0 node, 1 rail, 2 pair, 3 plan */
     dl_measure_opts_t mo;      /* bandwidth measurement */
     double timeout_s;          /* one step making no progress this long: broke */
     const dl_record_t *baseline;  /* a run read by dl_an_load (rank 0), or NULL */

@@ -192,5 +192,7 @@ dl_status_t pf_scopes(pf_ctx_t *c)
     else if (st == DL_OK)
         pf_check(c, DL_PF_SKIP, "bandwidth", "pair", "-", NULL,
                  c->lay.nhosts > 1 ? "pair scope not asked for" : "one host");
+    if (st == DL_OK && (c->o->scopes & DL_PF_SCOPE_PLAN))
+        st = pf_plan_scope(c);
     return st;
 }

@@ -11,7 +11,7 @@ target_compile_definitions(preflight_gpucopy PRIVATE DL_SOURCE_DIR="${CMAKE_SOUR
 # Each judges figures measured over TCP between namespaces on this host's
 # cores: RUN_SERIAL keeps any other test off them meanwhile (beside a busy test
 # under ctest -j2 a healthy pair once read 0.03 GB/s and was named).
-foreach(mode healthy throttled link simslow)
+foreach(mode healthy throttled link simslow plansim)
   add_test(NAME preflight_rig_${mode}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 4 ${mode})
   set_tests_properties(preflight_rig_${mode} PROPERTIES LABELS "integration;rig"
@@ -23,6 +23,15 @@ add_test(NAME preflight_rig_quick100
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 3 quick100)
 set_tests_properties(preflight_rig_quick100 PROPERTIES LABELS "integration;rig"
                      SKIP_RETURN_CODE 77 TIMEOUT 150 RESOURCE_LOCK dlcomm_netns_rig RUN_SERIAL TRUE)
+
+# The adaptive planner on real ranks: 8 hosts, one at 100 Mbit/s and one link at
+# 200 Mbit/s at once; both named and nothing else. A rig of its own (pfq,
+# 10.213.80) so it never shares names or a subnet with the cases above.
+add_test(NAME preflight_rig_plan
+         COMMAND ${CMAKE_COMMAND} -E env DLRIG_PREFIX=pfq DLRIG_NET=10.213.80
+                 ${CMAKE_CURRENT_LIST_DIR}/rig_test.sh ${DL_BIN} 8 plan)
+set_tests_properties(preflight_rig_plan PROPERTIES LABELS "integration;rig"
+                     SKIP_RETURN_CODE 77 TIMEOUT 200 RESOURCE_LOCK dlcomm_netns_rig RUN_SERIAL TRUE)
 
 foreach(mode pass straggler corrupt baseline usage broke numa topo)
   add_test(NAME preflight_local_${mode}
