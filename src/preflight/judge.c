@@ -74,12 +74,6 @@ void pf_round_free(pf_round_t *r)
     memset(r, 0, sizeof(*r));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The reference: the median of the controls' means (without controls, the
  * quantile q of every probe's: the median, or lower where few probes may be
  * half slow), and its standard error (the median's, about 1.25 x the mean's). */
@@ -101,10 +95,7 @@ static void reference(pf_round_t *r, const double *sum, const double *sum2, cons
         free(m);
         return;
     }
-    qsort(m, (size_t)k, sizeof(double), cmp_double);
-    double at = (any || q <= 0 ? 0.5 : q) * (k - 1); /* between two means: interpolated */
-    int lo = (int)at;
-    r->ref = lo + 1 < k ? m[lo] + (at - lo) * (m[lo + 1] - m[lo]) : m[lo];
+    r->ref = dl_quantile(m, (size_t)k, any || q <= 0 ? 0.5 : q); /* interpolated */
     r->ref_se = 1.25 * sqrt(var / k / k);
     free(m);
 }

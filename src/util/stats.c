@@ -87,6 +87,20 @@ dl_status_t dl_stats_compute(const double *samples, size_t n, dl_stats_t *out)
     return DL_OK;
 }
 
+double dl_quantile(const double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double *s = malloc(n * sizeof(*s));
+    if (!s)
+        return NAN;
+    memcpy(s, v, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_double);
+    double x = percentile(s, n, q);
+    free(s);
+    return x;
+}
+
 double dl_median(const double *v, size_t n)
 {
     if (n == 0)

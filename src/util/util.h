@@ -119,6 +119,8 @@ double dl_running_ci95(const dl_running_t *r);
 double dl_t95(size_t df);
 /* Median and median absolute deviation (scaled by 1.4826 to estimate sigma). */
 double dl_median(const double *v, size_t n);
+/* The q quantile (0..1), interpolated between the closest ranks; NAN for none. */
+double dl_quantile(const double *v, size_t n, double q);
 double dl_mad(const double *v, size_t n, double median);
 
 /* Files. Atomic write: data goes to DIR/.name.XXXXXX (mkstemp: an
