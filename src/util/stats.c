@@ -101,19 +101,7 @@ double dl_quantile(const double *v, size_t n, double q)
     return x;
 }
 
-double dl_median(const double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    double *s = malloc(n * sizeof(*s));
-    if (!s)
-        return NAN;
-    memcpy(s, v, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
-}
+double dl_median(const double *v, size_t n) { return dl_quantile(v, n, 0.5); }
 
 double dl_mad(const double *v, size_t n, double median)
 {
