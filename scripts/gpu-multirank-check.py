@@ -99,6 +99,10 @@ def check_profiles(name):
         rs = p.get("results", [])
         if st != "ok" or any((r["wrong"] or 0) for r in rs):
             bad.append("%s %s" % (p["name"], st))
+        colls = sorted({r["collective"] for r in rs})
+        want = ["allreduce"] if p["name"] == "tree" else ["allgather", "allreduce"]
+        if colls != want:  # NCCL has no Tree all-gather: that profile leaves it out
+            bad.append("%s ran %s, want %s" % (p["name"], ",".join(colls), ",".join(want)))
         key = FORCED.get(p["name"])
         seen = sorted({r.get(key[0], "-") for r in rs if r["collective"] == "allreduce"}) if key else []
         if key and seen != [key[1]]:
@@ -108,6 +112,10 @@ def check_profiles(name):
             json.dumps({k: v for k, v in obs.get("env_applied", {}).items()
                         if k not in ("NCCL_HOSTID", "NCCL_PROFILER_PLUGIN")}),
             ",".join(sorted({choice(r) for r in rs if r["collective"] == "allreduce"}))))
+    said = [l for l in read(name, ".err").splitlines() if "left out" in l]
+    if len(said) != 1 or "allgather left out: NCCL_ALGO=Tree" not in said[0]:
+        bad.append("not said once that tree leaves all-gather out: %s" % said)
+    notes.insert(0, said[0] if len(said) == 1 else "-")
     say(name, rc == 0 and not bad, "rc %s, %.0f s; %s%s" % (
         rc, float(t or 0), "; ".join(bad) + " || " if bad else "", " || ".join(notes)))
 

@@ -59,9 +59,8 @@ for part in $PARTS; do
       case_ sweep-$n 400 mpi "$n" sweep --backend nccl -c all -d all -o all $sizes -q --out "$W/sweep-$n"
     done ;;
   profiles)
-    # allreduce alone: NCCL 2.28 has no Tree all-gather ("no algorithm/protocol
-    # available"), so the tree profile would end in an error there
-    case_ profiles-4 300 mpi 4 sweep --backend nccl -c allreduce -b 8 -e 4M -f 32 \
+    # NCCL has no Tree all-gather: the tree profile leaves it out and runs its all-reduce
+    case_ profiles-4 300 mpi 4 sweep --backend nccl -c allreduce,allgather -b 8 -e 4M -f 32 \
       -n 5 -w 1 -q -p default,ring,tree,ll,ll128,simple,socket,p2p-off --out "$W/profiles-4" ;;
   groups)
     for g in "split-mod2 --split MOD:2" "split-div2 --split DIV:2" "reg1 -R 1" "reg2 -R 2" "graph10 -G 10"; do

@@ -130,6 +130,9 @@ typedef struct {
     int bus_ranks;  /* ranks the figures are for (a model's, not its processes); 0 = nranks */
     int unit_calls; /* calls in one timed unit (a graph replay); 0 = 1 */
     int nodes;      /* nodes the figures are for (a model's); 0 = the job's */
+    unsigned colls_off; /* collectives this instance's settings leave no algorithm for
+                         * (1 << dl_coll_id_t: NCCL_ALGO=Tree and all-gather), left out */
+    char off_why[96];   /* why, for the one line saying so */
 } dl_backend_traits_t;
 
 /* Supervisor-side, before anything is written: resolves and checks the
@@ -239,6 +242,14 @@ static inline int dl_backend_has(const dl_backend_ops_t *be, unsigned cap)
 }
 /* The traits of an initialised backend, defaults filled in. */
 void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_backend_traits_t *t);
+
+/* NCCL_ALGO's reach (ncclalgo.c, one rule for the nccl backend and the
+ * sim): the collectives value `nccl_algo` leaves NCCL no algorithm for, as
+ * 1 << dl_coll_id_t, with why ("NCCL_ALGO=Tree leaves ..."); 0 when unset
+ * or in a form not read (per-function, unknown names). And the algorithms
+ * NCCL has for a collective, "Ring, PAT, ..." ("" for send/recv ones). */
+unsigned dl_nccl_algo_colls_off(const char *nccl_algo, char *why, size_t len);
+void dl_nccl_algos_of(int coll, char *out, size_t len);
 
 /* ---- fault injection (tests; off unless DLCOMM_INJECT is set) ----
  * DLCOMM_INJECT="kind:rank[:profile[:factor]]", parsed once by the command,

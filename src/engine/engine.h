@@ -61,7 +61,7 @@
 #include "../measure/measure.h"
 
 #define DL_WIRE_MAGIC 0x57434c44u /* "DLCW" little-endian */
-#define DL_WIRE_VERSION 6
+#define DL_WIRE_VERSION 7
 #define DL_WIRE_MAX_LEN (64u << 20)
 
 typedef enum {

@@ -116,10 +116,27 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
     int ranks = plan_ranks(be, bctx, x);
     dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size, ranks,
                  x->rank % ranks);
-    char why[160];
-    if (be->supports && !be->supports(&c, why, sizeof(why))) {
-        /* Every rank decides alike; rank 0 says so once per combination. */
-        if (x->rank == 0 && x->group == 0 && size == p->sweep.sizes[0] && place == (p->places & 1 ? 0 : 1))
+    char why[256];
+    dl_backend_traits_t tr;
+    dl_backend_traits(be, bctx, x->nranks, &tr);
+    if (tr.colls_off & (1u << coll->id)) {
+        char algos[64];
+        dl_nccl_algos_of(coll->id, algos, sizeof(algos));
+        snprintf(why, sizeof(why), "%s (NCCL runs %s with %s)", tr.off_why, coll->name, algos);
+    } else if (!be->supports || be->supports(&c, why, sizeof(why))) {
+        why[0] = 0;
+    }
+    if (why[0]) {
+        /* Every rank decides alike; rank 0 says so once per combination
+         * (a collective left out whole: once). */
+        int first = x->rank == 0 && x->group == 0 && size == p->sweep.sizes[0] &&
+                    place == (p->places & 1 ? 0 : 1);
+        if (first && (tr.colls_off & (1u << coll->id)))
+            first = dt == __builtin_ctz(p->sweep.dtypes) &&
+                    (!coll->has_op || op == __builtin_ctz(p->sweep.ops));
+        if (first && (tr.colls_off & (1u << coll->id)))
+            dl_warn("%s left out: %s", coll->name, why);
+        else if (first)
             dl_warn("%s %s %s left out: %s", coll->name, dl_dtype_names[dt],
                     coll->has_op ? dl_op_names[op] : "", why);
         return DL_OK;

@@ -260,6 +260,35 @@ static void tally_names_half_the_rows(void **state)
     dl_rank_tally_free(&t);
 }
 
+/* NCCL_ALGO's reach: Tree is all-reduce's alone, Ring everyone's; forms
+ * not read (per-function, unknown names, unset) leave nothing out. */
+static void nccl_algo_leaves_out(void **state)
+{
+    (void)state;
+    const unsigned ag = 1u << DL_COLL_ALLGATHER, bc = 1u << DL_COLL_BROADCAST,
+                   rs = 1u << DL_COLL_REDUCESCATTER, rd = 1u << DL_COLL_REDUCE,
+                   ar = 1u << DL_COLL_ALLREDUCE;
+    char why[96];
+    assert_int_equal(dl_nccl_algo_colls_off("Tree", why, sizeof(why)), ag | bc | rs | rd);
+    assert_string_equal(why, "NCCL_ALGO=Tree leaves NCCL no algorithm for it");
+    assert_int_equal(dl_nccl_algo_colls_off("tree", NULL, 0), ag | bc | rs | rd);
+    assert_int_equal(dl_nccl_algo_colls_off("Ring", why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    assert_int_equal(dl_nccl_algo_colls_off("Tree,Ring", NULL, 0), 0);
+    assert_int_equal(dl_nccl_algo_colls_off("^Ring", NULL, 0), bc | rd);
+    assert_int_equal(dl_nccl_algo_colls_off("PAT", NULL, 0), ar | bc | rd);
+    assert_int_equal(dl_nccl_algo_colls_off("NVLS,NVLSTree", NULL, 0), bc | rd);
+    assert_int_equal(dl_nccl_algo_colls_off("allreduce:tree", NULL, 0), 0);
+    assert_int_equal(dl_nccl_algo_colls_off("Tree,Spiral", NULL, 0), 0);
+    assert_int_equal(dl_nccl_algo_colls_off("", NULL, 0), 0);
+    assert_int_equal(dl_nccl_algo_colls_off(NULL, NULL, 0), 0);
+    char algos[64];
+    dl_nccl_algos_of(DL_COLL_BROADCAST, algos, sizeof(algos));
+    assert_string_equal(algos, "Ring");
+    dl_nccl_algos_of(DL_COLL_ALLTOALL, algos, sizeof(algos));
+    assert_string_equal(algos, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +300,7 @@ int main(void)
         cmocka_unit_test(straggler_rule),
         cmocka_unit_test(slow_rank_rule),
         cmocka_unit_test(tally_names_half_the_rows),
+        cmocka_unit_test(nccl_algo_leaves_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -449,6 +449,7 @@ static void nccl_traits(void *ctx, dl_backend_traits_t *t)
 {
     const nccl_ctx_t *m = ctx;
     t->unit_calls = m && m->graph_iters > 0 ? m->graph_iters : 1;
+    t->colls_off = dl_nccl_algo_colls_off(getenv("NCCL_ALGO"), t->off_why, sizeof(t->off_why));
 }
 
 static const char *const reg_level_names[] = {"0", "1", "2"}; /* the level is the index */

@@ -152,6 +152,7 @@ static void sim_traits(void *ctx, dl_backend_traits_t *t)
     const sim_ctx_t *c = ctx;
     t->bus_ranks = c->g_ranks; /* the group's, with --split */
     t->nodes = c->nodes;
+    t->colls_off = dl_nccl_algo_colls_off(getenv("NCCL_ALGO"), t->off_why, sizeof(t->off_why));
 }
 
 /* In the supervisor: the system's name becomes its file, checked. */
