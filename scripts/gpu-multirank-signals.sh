@@ -9,12 +9,12 @@ set -u
   --budget 0.3 -q -p default,ring --out "$W/sig-kill") &
 bg=$!
 pid=""
-for _ in $(seq 1 120); do
-  pid=$(pgrep -f "__worker $W/sig-kill default 1\$" | head -1)
-  [ -n "$pid" ] && [ -s "$W/sig-kill/run.json" ] && break
+for _ in $(seq 1 120); do # run.json is written when a profile ends: wait for the worker alone
+  pid=$(pgrep -f "__worker .*/sig-kill default 1\$" | head -1) # $W may hold regex characters
+  [ -n "$pid" ] && break
   sleep 0.5
 done
-sleep 2
+sleep 4 # past NCCL's init over sockets (1-2 s), inside the profile's sizes (about 30 s)
 [ -n "$pid" ] && kill -KILL "$pid"
 echo "${pid:-none}" >"$W/sig-kill.killed"
 wait $bg

@@ -46,6 +46,17 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds)
     return dl_algbw(bytes, seconds) * c->busbw_factor(nranks);
 }
 
+/* A row's bandwidths from its mean time. One rank in place moves nothing
+ * (the library returns at once): a size over a call's own cost is not a
+ * bandwidth (9 PB/s "peaks"), so both are 0, as busbw already is for the
+ * collectives whose factor is 0 on one rank. */
+void dl_result_bandwidths(dl_result_t *r)
+{
+    int none = r->bus_ranks == 1 && r->c.place == DL_PLACE_IN;
+    r->algbw_gbps = none ? 0 : dl_algbw(r->c.counts.bytes, r->t.mean);
+    r->busbw_gbps = none ? 0 : dl_busbw(r->c.coll, r->bus_ranks, r->c.counts.bytes, r->t.mean);
+}
+
 /* Packed: the coll id, whether the per-rank arrays follow, the record as it
  * is in memory (both ends are the same executable), then the arrays. */
 typedef struct {
@@ -507,8 +518,7 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     out->checked = o->check && (!dl_backend_has(be, DL_CAP_MODELLED) || out->wrong > 0);
     if (st == DL_OK) {
         out->avg_s = total / n;
-        out->algbw_gbps = dl_algbw(c->counts.bytes, out->t.mean);
-        out->busbw_gbps = dl_busbw(c->coll, out->bus_ranks, c->counts.bytes, out->t.mean);
+        dl_result_bandwidths(out);
     }
     out->status = st;
     return st;

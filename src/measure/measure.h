@@ -149,6 +149,8 @@ void dl_rank_tally_free(dl_rank_tally_t *t);
 /* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
 double dl_algbw(uint64_t bytes, double seconds);
 double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds);
+/* r->algbw_gbps and r->busbw_gbps from r->t.mean (0 when one rank in place moves nothing). */
+void dl_result_bandwidths(dl_result_t *r);
 
 /* Measures one case. The backend's prepare is called first. On a failure
  * of the backend or the xcomm, returns it (result status set). */

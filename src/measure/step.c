@@ -175,8 +175,7 @@ static dl_status_t report(const step_t *s, int32_t step, const dl_xcomm_t *x,
         if (st != DL_OK)
             break;
         r.avg_s = r.t.mean;
-        r.algbw_gbps = dl_algbw(r.c.counts.bytes, r.t.mean);
-        r.busbw_gbps = dl_busbw(r.c.coll, r.bus_ranks, r.c.counts.bytes, r.t.mean);
+        dl_result_bandwidths(&r);
         st = cb(arg, &r);
     }
     return st;

@@ -170,11 +170,17 @@ def check_row(row, req, n, wrong_rank, ranks=None):
     # timed on its own, at a cost): the mean need not lie between min and max.
     check(t["mean"] > 0 and t["stdev"] >= 0 and abs(row["avg_us"] - t["mean"]) <= 1e-9 * t["mean"],
           "%s: mean/stdev/avg_us %s %s" % (key, t, row["avg_us"]))
-    algbw = row["bytes"] / (t["mean"] * 1e-6) / 1e9
-    check(near(row["algbw_gbps"], algbw, 1e-6), "%s: algbw %s, want %s" % (key, row["algbw_gbps"], algbw))
     f = factor(coll, bus)
-    check(near(row["busbw_gbps"] / row["algbw_gbps"], f, 1e-9) and near(row["busbw_factor"], f),
-          "%s: busbw/algbw %s, want %s" % (key, row["busbw_gbps"] / row["algbw_gbps"], f))
+    if bus == 1 and row["placement"] == "in":  # one rank in place moves nothing: no bandwidth
+        check(row["algbw_gbps"] == 0 and row["busbw_gbps"] == 0,
+              "%s: one rank in place moves nothing, yet algbw %s busbw %s" % (
+                  key, row["algbw_gbps"], row["busbw_gbps"]))
+    else:
+        algbw = row["bytes"] / (t["mean"] * 1e-6) / 1e9
+        check(near(row["algbw_gbps"], algbw, 1e-6),
+              "%s: algbw %s, want %s" % (key, row["algbw_gbps"], algbw))
+        check(near(row["busbw_gbps"] / row["algbw_gbps"], f, 1e-9) and near(row["busbw_factor"], f),
+              "%s: busbw/algbw %s, want %s" % (key, row["busbw_gbps"] / row["algbw_gbps"], f))
     # -a: the row's mean against each rank's own mean (rank_time_us): every
     # timed call's time is part of its rank's total, so the aggregates order.
     rt = row.get("rank_time_us", [])

@@ -15,6 +15,10 @@ endfunction()
 
 # ---- sweeps that must succeed, every result checked ----
 dl_sweep_test(np2_default run --np 2 -- --budget 0.02 -b 8 -e 64K)
+# One rank: out of place a local copy (algbw, busbw by the factor); in place
+# nothing moves, so no bandwidth (not 9 PB/s), and the summary's peak is a copy's.
+dl_sweep_test(np1_placements run --np 1 --expect-stdout "peak [0-9.]+ GB/s \\([a-z]+ [0-9]+ [KMG]?i?B out\\)" --
+  -c allreduce,allgather,broadcast -b 8 -e 16M -f 16 --budget 0.01)
 dl_sweep_test(np4_all run --np 4 -- -c all --budget 0.02 -b 8 -e 64K -q)
 dl_sweep_test(np4_dtypes_ops run --np 4 --
   -c all -d float16,bfloat16,int8,float64 -o prod,min,max,avg -b 8 -e 4K -f 8 -n 5 -w 1 -q)
