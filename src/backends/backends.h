@@ -249,6 +249,10 @@ void dl_backend_traits(const dl_backend_ops_t *be, void *ctx, int nranks, dl_bac
  * or in a form not read (per-function, unknown names). And the algorithms
  * NCCL has for a collective, "Ring, PAT, ..." ("" for send/recv ones). */
 unsigned dl_nccl_algo_colls_off(const char *nccl_algo, char *why, size_t len);
+/* An NCCL list value ("A,B" selects, "^A,B" excludes, any case) as a mask
+ * over names[0..n); *unknown when a name is not among them or the value is
+ * in NCCL's per-function form ("allreduce:tree;..."). 0 when unset. */
+unsigned dl_nccl_env_list(const char *v, const char *const *names, int n, int *unknown);
 void dl_nccl_algos_of(int coll, char *out, size_t len);
 
 /* ---- fault injection (tests; off unless DLCOMM_INJECT is set) ----

@@ -35,29 +35,38 @@ static unsigned algos_of(int coll)
     }
 }
 
-/* The algorithms a value enables ("A,B" selects, "^A,B" excludes, names
- * in any case); 0 when it says nothing this knows how to read: unset,
- * NCCL's per-function form ("allreduce:tree;..."), or a name not listed
- * (NCCL itself then warns, and nothing is left out on a guess). */
-static unsigned enabled(const char *v)
+unsigned dl_nccl_env_list(const char *v, const char *const *names, int n, int *unknown)
 {
-    if (!v || !*v || strpbrk(v, ":;"))
+    *unknown = 0;
+    if (!v || !*v)
         return 0;
-    int neg = v[0] == '^';
     char buf[128];
-    if ((size_t)snprintf(buf, sizeof(buf), "%s", v + neg) >= sizeof(buf))
+    int neg = v[0] == '^';
+    if (strpbrk(v, ":;") || (size_t)snprintf(buf, sizeof(buf), "%s", v + neg) >= sizeof(buf)) {
+        *unknown = 1; /* NCCL's per-function form, or longer than any list of names */
         return 0;
+    }
     unsigned m = 0;
     char *save = NULL;
     for (char *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
         int i = 0;
-        while (i < A_COUNT && strcasecmp(w, algo_names[i]) != 0)
+        while (i < n && strcasecmp(w, names[i]) != 0)
             i++;
-        if (i == A_COUNT)
-            return 0;
-        m |= 1u << i;
+        if (i < n)
+            m |= 1u << i;
+        else
+            *unknown = 1;
     }
-    return neg ? (1u << A_COUNT) - 1 - m : m;
+    return neg ? ((1u << n) - 1) & ~m : m;
+}
+
+/* The algorithms a value enables; 0 when it says something this does not
+ * read (NCCL itself then warns, and nothing is left out on a guess). */
+static unsigned enabled(const char *v)
+{
+    int unknown;
+    unsigned m = dl_nccl_env_list(v, algo_names, A_COUNT, &unknown);
+    return unknown ? 0 : m;
 }
 
 unsigned dl_nccl_algo_colls_off(const char *nccl_algo, char *why, size_t len)

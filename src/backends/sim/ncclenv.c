@@ -18,23 +18,13 @@ static int env_on(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* NCCL_ALGO / NCCL_PROTO: "A,B" selects, "^A" excludes; unset: all. */
+/* NCCL_ALGO / NCCL_PROTO (dl_nccl_env_list); unset, or nothing this model
+ * knows: all, NCCL's own choice. */
 static unsigned env_select(const char *name, const char *const *names, int n)
 {
-    const char *v = getenv(name);
-    unsigned all = (1u << n) - 1, m = 0;
-    if (!v || !*v)
-        return all;
-    int neg = v[0] == '^';
-    char buf[128];
-    snprintf(buf, sizeof(buf), "%s", v + neg);
-    char *save = NULL;
-    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
-        for (int i = 0; i < n; i++)
-            if (strcasecmp(w, names[i]) == 0)
-                m |= 1u << i;
-    m = neg ? all & ~m : m;
-    return m ? m : all; /* nothing this model knows: NCCL's own choice */
+    int unknown;
+    unsigned m = dl_nccl_env_list(getenv(name), names, n, &unknown);
+    return m ? m : (1u << n) - 1;
 }
 
 /* IB's hop: per NIC, or with GPUDirect off a bounce through host memory. */
