@@ -44,6 +44,8 @@ def dl(*args, expect=None, env=None):
 
 
 def sweep(out):
+    """A fresh run in out (a retry's folder holds the last attempt's, which --out refuses)."""
+    shutil.rmtree(out, ignore_errors=True)
     run(MPIRUN + ["-np", "2", BIN] + SWEEP + ["--out", out], expect=0)
 
 
