@@ -104,7 +104,7 @@ static int plan_ranks(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *
 {
     dl_backend_traits_t tr;
     dl_backend_traits(be, bctx, x->nranks, &tr);
-    return tr.bus_ranks > 0 ? tr.bus_ranks : x->nranks;
+    return tr.bus_ranks; /* dl_backend_traits: nranks unless the backend says */
 }
 
 static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void *bctx,
@@ -113,12 +113,11 @@ static dl_status_t run_one(const dl_plan_t *p, const dl_backend_ops_t *be, void 
 {
     dl_case_t c;
     dl_result_t r;
-    int ranks = plan_ranks(be, bctx, x);
-    dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size, ranks,
-                 x->rank % ranks);
-    char why[256];
-    dl_backend_traits_t tr;
+    dl_backend_traits_t tr; /* the case's ranks (as plan_ranks) and what is left out */
     dl_backend_traits(be, bctx, x->nranks, &tr);
+    dl_case_init(&c, coll, (dl_dtype_t)dt, (dl_op_t)op, (dl_place_t)place, p->root, size,
+                 tr.bus_ranks, x->rank % tr.bus_ranks);
+    char why[256];
     if (tr.colls_off & (1u << coll->id)) {
         char algos[64];
         dl_nccl_algos_of(coll->id, algos, sizeof(algos));
