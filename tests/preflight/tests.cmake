@@ -38,6 +38,10 @@ foreach(mode pass straggler corrupt baseline usage broke numa topo)
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/local_test.sh ${mode} ${DL_BIN} ${DL_MPIRUN})
   set_tests_properties(preflight_local_${mode} PROPERTIES LABELS integration TIMEOUT 120)
 endforeach()
+# The slow rank's recheck judges lateness against the other three ranks: beside
+# a busy test on a 2-core host they are late too, and it read "not confirmed:
+# noise" (twice under ctest -j2 on 2026-12-05). It runs alone.
+set_tests_properties(preflight_local_straggler PROPERTIES RUN_SERIAL TRUE)
 
 add_test(NAME preflight_scripts_syntax
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts_test.sh syntax ${CMAKE_SOURCE_DIR}/scripts)
