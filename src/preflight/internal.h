@@ -168,6 +168,11 @@ double pf_baseline_busbw(const dl_record_t *run, const char *backend, const char
  * this many nodes; < 0 if it cannot say. */
 double pf_model_busbw(const struct dl_pf_model *m, int nhosts, dl_coll_id_t coll, uint64_t bytes);
 
+/* The pair figures (nhosts x nhosts, < 0: not measured) as o["matrix"]:
+ * hosts, median_gbps, busbw_gbps and the cells slow(arg, a, b) marks (pairs.c;
+ * the pair scope's and the plan scope's, one shape). */
+void pf_pair_matrix_json(const pf_ctx_t *c, const double *pair, double median,
+                         int (*slow)(const void *arg, int a, int b), const void *arg, cJSON *o);
 /* The adaptive planner's findings (planreport.c): "host5", "host2-host3" or
  * "rail1"; the JSON of one; its check line (scope: the line's, or NULL: by
  * kind, node, pair or rail), the verdict's entry, and the JSON into list. */

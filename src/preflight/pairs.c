@@ -191,13 +191,15 @@ static dl_status_t slow_links(pf_ctx_t *c, pairs_t *p)
 }
 
 /* The pair figures as a host x host matrix (null: not measured, the
- * diagonal included) with the slow cells marked as the pair scope judged
- * them: every pair of a host it named (its row and column) and each link
- * it named (a cell and its mirror). The figures are all there: a reader
+ * diagonal included) with the slow cells marked as the scope judged them,
+ * slow(arg, a, b): the pair scope's every pair of a host it named (its row
+ * and column) and each link it named (a cell and its mirror), and the plan
+ * scope's the same of its findings. The figures are all there: a reader
  * sees what was judged and on what. */
-static void pair_matrix(pf_ctx_t *c, const pairs_t *p, double median, cJSON *o)
+void pf_pair_matrix_json(const pf_ctx_t *c, const double *pair, double median,
+                         int (*slow)(const void *arg, int a, int b), const void *arg, cJSON *o)
 {
-    int nh = p->nh;
+    int nh = c->lay.nhosts;
     cJSON *m = cJSON_AddObjectToObject(o, "matrix"), *hs = cJSON_AddArrayToObject(m, "hosts");
     cJSON_AddNumberToObject(m, "median_gbps", median);
     cJSON *bw = cJSON_AddArrayToObject(m, "busbw_gbps"), *sl = cJSON_AddArrayToObject(m, "slow");
@@ -205,14 +207,19 @@ static void pair_matrix(pf_ctx_t *c, const pairs_t *p, double median, cJSON *o)
         cJSON_AddItemToArray(hs, cJSON_CreateString(c->lay.names[a]));
         cJSON *row = cJSON_CreateArray(), *srow = cJSON_CreateArray();
         for (int b = 0; b < nh; b++) {
-            double x = p->pair[a * nh + b];
-            int slow = x >= 0 && (p->confirmed[a] || p->confirmed[b] || p->link[a * nh + b]);
+            double x = pair[a * nh + b];
             cJSON_AddItemToArray(row, x >= 0 ? cJSON_CreateNumber(x) : cJSON_CreateNull());
-            cJSON_AddItemToArray(srow, cJSON_CreateBool(slow));
+            cJSON_AddItemToArray(srow, cJSON_CreateBool(x >= 0 && slow(arg, a, b)));
         }
         cJSON_AddItemToArray(bw, row);
         cJSON_AddItemToArray(sl, srow);
     }
+}
+
+static int pair_slow(const void *arg, int a, int b)
+{
+    const pairs_t *p = arg;
+    return p->confirmed[a] || p->confirmed[b] || p->link[a * p->nh + b];
 }
 
 static void report_pairs(pf_ctx_t *c, const pairs_t *p, dl_pf_pairs_t mode, double median)
@@ -224,7 +231,7 @@ static void report_pairs(pf_ctx_t *c, const pairs_t *p, dl_pf_pairs_t mode, doub
     cJSON_AddStringToObject(o, "mode", mode == DL_PF_PAIRS_ALL ? "all" : "ring");
     cJSON_AddNumberToObject(o, "rounds", p->rounds);
     cJSON_AddNumberToObject(o, "median_host_gbps", median);
-    pair_matrix(c, p, median, o);
+    pf_pair_matrix_json(c, p->pair, median, pair_slow, p, o);
     cJSON *pl = cJSON_AddArrayToObject(o, "pairs"), *hl = cJSON_AddArrayToObject(o, "hosts");
     for (int a = 0; a < nh; a++)
         for (int b = a + 1; b < nh; b++) {

@@ -19,8 +19,9 @@ static pf_plan_cfg_t ranks_cfg(const pf_ctx_t *c)
 }
 
 /* A named host's pairs and a named link's are the slow cells. */
-static int slow_cell(const pf_plan_t *p, int a, int b)
+static int slow_cell(const void *arg, int a, int b)
 {
+    const pf_plan_t *p = arg;
     for (int i = 0; i < p->nfinds; i++) {
         const pf_finding_t *f = &p->finds[i];
         if (f->named && f->kind == PF_FIND_HOST && (f->a == a || f->a == b))
@@ -45,21 +46,8 @@ static void plan_matrix(const pf_ctx_t *c, const pf_plan_t *p, const pf_ranks_t 
         if (x >= 0)
             best[nb++] = x;
     }
-    cJSON *m = cJSON_AddObjectToObject(o, "matrix"), *hs = cJSON_AddArrayToObject(m, "hosts");
-    cJSON_AddNumberToObject(m, "median_gbps", best && nb ? dl_median(best, (size_t)nb) : 0);
+    pf_pair_matrix_json(c, k->pair, best && nb ? dl_median(best, (size_t)nb) : 0, slow_cell, p, o);
     free(best);
-    cJSON *bw = cJSON_AddArrayToObject(m, "busbw_gbps"), *sl = cJSON_AddArrayToObject(m, "slow");
-    for (int a = 0; a < nh; a++) {
-        cJSON_AddItemToArray(hs, cJSON_CreateString(c->lay.names[a]));
-        cJSON *row = cJSON_CreateArray(), *srow = cJSON_CreateArray();
-        for (int b = 0; b < nh; b++) {
-            double x = k->pair[a * nh + b];
-            cJSON_AddItemToArray(row, x >= 0 ? cJSON_CreateNumber(x) : cJSON_CreateNull());
-            cJSON_AddItemToArray(srow, cJSON_CreateBool(x >= 0 && slow_cell(p, a, b)));
-        }
-        cJSON_AddItemToArray(bw, row);
-        cJSON_AddItemToArray(sl, srow);
-    }
 }
 
 static void suspect(pf_ctx_t *c, const pf_finding_t *f)
