@@ -445,15 +445,10 @@ static dl_status_t read_choice(const dl_backend_ops_t *be, void *ctx, const dl_x
     return st;
 }
 
-/* The checked call: this rank's wrong elements and, where the backend says,
- * what it chose for that call. */
-static dl_status_t check_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
-                              const dl_case_t *c, uint64_t *wrong, dl_result_t *out)
+dl_status_t dl_measure_ready(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                             const dl_case_t *c, int check, uint64_t *wrong)
 {
-    dl_status_t st = agree(x, be->check(ctx, c, wrong));
-    if (st == DL_OK && be->chose)
-        st = read_choice(be, ctx, x, out);
-    return st;
+    return agree(x, check ? be->check(ctx, c, wrong) : be->prepare(ctx, c));
 }
 
 dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
@@ -470,10 +465,10 @@ dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *ctx, const dl_xcom
     out->split = opts->split;
     out->group = x->group;
     double t0 = dl_now();
-    dl_status_t st = agree(x, be->prepare(ctx, c));
     uint64_t wrong = 0;
-    if (st == DL_OK && o->check)
-        st = check_case(be, ctx, x, c, &wrong, out);
+    dl_status_t st = dl_measure_ready(be, ctx, x, c, o->check, &wrong);
+    if (st == DL_OK && o->check && be->chose) /* what the library chose for the checked call */
+        st = read_choice(be, ctx, x, out);
     double warm = 0;
     if (st == DL_OK && o->warmup > 0)
         st = agree(x, be->run(ctx, c, o->warmup, NULL, &warm));

@@ -213,6 +213,12 @@ dl_status_t dl_plan_run(const dl_plan_t *p, const dl_backend_ops_t *be, void *bc
 /* The loop's agreement on a status (every rank learns whether any failed)
  * and its adaptive stop rule, for the step loop. */
 dl_status_t dl_measure_agree(const dl_xcomm_t *x, dl_status_t st);
+/* A case made ready to time, agreed: checked (the backend's check refills
+ * the buffers itself, so it alone; *wrong: this rank's wrong elements), or
+ * unchecked, only filled. Never both: at 4 GiB a second fill is 8 GiB of
+ * device writes a row. */
+dl_status_t dl_measure_ready(const dl_backend_ops_t *be, void *ctx, const dl_xcomm_t *x,
+                             const dl_case_t *c, int check, uint64_t *wrong);
 int dl_measure_enough(const dl_measure_opts_t *o, const dl_running_t *r, double spent,
                       int *converged);
 

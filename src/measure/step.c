@@ -85,9 +85,7 @@ static dl_status_t measure_step(const dl_backend_ops_t *be, void *ctx, const dl_
     dl_status_t st = DL_OK;
     for (size_t k = 0; k < s->n && st == DL_OK; k++) {
         uint64_t w = 0;
-        st = dl_measure_agree(x, be->prepare(ctx, &s->c[k]));
-        if (st == DL_OK && o->check)
-            st = dl_measure_agree(x, be->check(ctx, &s->c[k], &w));
+        st = dl_measure_ready(be, ctx, x, &s->c[k], o->check, &w);
         wrong[k] = w;
         if (s->c[k].counts.bytes > s->c[big].counts.bytes)
             big = k;
