@@ -15,7 +15,7 @@
 #define SAMPLE_CALLS 200  /* the per-call pass: at most, */
 #define SAMPLE_MIN 10     /* at least, */
 #define SAMPLE_SHARE 0.2  /* and about this share of the timed calls */
-#define DIRECT_CALL_SECONDS 0.01 /* calls this long are timed one by one in the batches */
+#define DIRECT_CALL_SECONDS 0.001 /* calls this long are timed one by one in the batches */
 
 #define NOISY_MIN_BATCHES 5     /* a spread estimate good enough to give up on */
 #define NOISY_MIN_SHARE 0.25    /* of --budget spent before giving up */
