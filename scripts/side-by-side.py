@@ -128,15 +128,50 @@ def main():
         print("wall of the default sweep (both placements, as nccl-tests): dlcomm %.2f s; "
               "ratio %.2f (goal <= 0.5: %s); %s" % (wall_med["dlcomm-default"], wd,
                                                   "yes" if wd <= 0.5 else "NO", convergence(raw)))
+    spent = where_it_went(raw, walls.get("dlcomm-default", {}))
+    if spent:
+        print("where the default sweep's wall went (s, median over rounds): %s" % "; ".join(
+            "%s %.2f" % (k, v) for k, v in spent.items()))
     if "nccl-tests" in wall_med and "dlcomm-fixed" in wall_med:
         print("wall with nccl-tests' fixed counts (-w 5 -n 20, no CI stop): dlcomm %.2f s; ratio %.2f"
               % (wall_med["dlcomm-fixed"], wall_med["dlcomm-fixed"] / wall_med["nccl-tests"]))
     if len(sys.argv) == 3:
         with open(sys.argv[2], "w") as f:
             json.dump({"rows": rows, "verdict": verdict, "wall_s": wall_med, "wall_ratio": wr,
+                       "default_wall_parts_s": spent,
                        "rounds": {"nccl-tests": len(walls.get("nccl-tests", {})),
                                   "dlcomm": len(dl_rounds)}}, f, indent=1)
     return 0
+
+
+def where_it_went(raw, walls):
+    """The default-mode runs' wall time in parts, each the median over rounds:
+    the worker's start (CUDA, NCCL's communicator), the rows' fill, check and
+    warm-up, their timed batches, the rest of the rows (the spread and arrival
+    passes, the supervisor's round trips), the worker's exit, and what lies
+    outside the profile (mpirun, MPI's and the CUDA driver's start in the
+    supervisor, writing the record, MPI's end). {} without such runs."""
+    parts = {}
+    for rnd, wall in walls.items():
+        path = os.path.join(raw, "dld-%s" % rnd, "run.json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            run = json.load(f)
+        profs = run.get("profiles", [])
+        t = [p.get("timing", {}) for p in profs]
+        rows = [r for p in profs for r in p.get("results", [])]
+        total = sum(x.get("total_s", 0) for x in t)
+        run_s = sum(x.get("run_s", 0) for x in t)
+        setup = sum(r.get("setup_s", 0) for r in rows)
+        timed = sum(r.get("timed_s", 0) for r in rows)
+        got = {"wall": wall, "worker start": sum(x.get("startup_s", 0) for x in t),
+               "fill, check, warm-up": setup, "timed batches": timed,
+               "rest of the rows": run_s - setup - timed,
+               "worker exit": sum(x.get("exit_s", 0) for x in t), "outside the profile": wall - total}
+        for k, v in got.items():
+            parts.setdefault(k, []).append(v)
+    return {k: statistics.median(v) for k, v in parts.items()}
 
 
 def convergence(raw):

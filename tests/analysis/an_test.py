@@ -216,11 +216,24 @@ def case_side_by_side():
             r["time_us"]["mean"] *= k
         os.makedirs(os.path.join(raw, "dl-%d" % i))
         save(d, os.path.join(raw, "dl-%d" % i, "run.json"))
+    # Default-mode rounds with a worker's timing, so the wall's parts are
+    # known: round i has wall 3 + i, start 0.3, run 2, exit 0.2 (total 2.5),
+    # and rows whose setup and timed seconds sum to 0.4 and 1.2.
+    for i in range(3):
+        d = copy.deepcopy(a)
+        d["profiles"][0]["timing"] = {"startup_s": 0.3, "run_s": 2.0, "exit_s": 0.2,
+                                      "total_s": 2.5}
+        rs = d["profiles"][0]["results"]
+        for r in rs:
+            r["setup_s"], r["timed_s"] = 0.4 / len(rs), 1.2 / len(rs)
+        os.makedirs(os.path.join(raw, "dld-%d" % i))
+        save(d, os.path.join(raw, "dld-%d" % i, "run.json"))
     with open(os.path.join(raw, "walls.txt"), "w") as f:
         for i in range(3):
             for b in ("all_reduce", "all_gather", "broadcast"):
                 f.write("nccl-tests %d %.1f\n" % (i, 2.0))
             f.write("dlcomm %d %.1f\n" % (i, 1.5 + i))
+            f.write("dlcomm-default %d %.1f\n" % (i, 3 + i))
     out = os.path.join(WORK, "sbs.json")
     p = run([sys.executable, script, raw, out], expect=0)
     res = load(out)
@@ -242,8 +255,17 @@ def case_side_by_side():
             fail("%d B: ratio %r" % (size, r["ratio"]))
     if got[4 << 30]["dlcomm_us"] is not None or got[4 << 30]["nccl_tests_us"] != nt[4 << 30]:
         fail("a size only nccl-tests measured: %r" % got[4 << 30])
-    if res["wall_s"] != {"nccl-tests": 6.0, "dlcomm": 2.5} or abs(res["wall_ratio"] - 2.5 / 6) > 1e-9:
+    if res["wall_s"] != {"nccl-tests": 6.0, "dlcomm": 2.5, "dlcomm-default": 4.0} or \
+            abs(res["wall_ratio"] - 2.5 / 6) > 1e-9:
         fail("wall times: %r %r" % (res["wall_s"], res["wall_ratio"]))
+    want_parts = {"wall": 4.0, "worker start": 0.3, "fill, check, warm-up": 0.4,
+                  "timed batches": 1.2, "rest of the rows": 0.4, "worker exit": 0.2,
+                  "outside the profile": 1.5}
+    parts = res["default_wall_parts_s"]
+    if set(parts) != set(want_parts) or any(abs(parts[k] - v) > 1e-9 for k, v in want_parts.items()):
+        fail("the default sweep's wall in parts: %r, expected %r" % (parts, want_parts))
+    if "where the default sweep's wall went" not in p.stdout:
+        fail("the line of the wall's parts is missing:\n" + p.stdout)
     if "allreduce" not in p.stdout or "wall (median of rounds)" not in p.stdout:
         fail("the table or the wall line is missing:\n" + p.stdout)
     empty = os.path.join(WORK, "sbs-empty")
