@@ -681,12 +681,15 @@ def term_once_checking(cmd):
 def sig_preflight():
     """preflight signalled mid-way, through mpirun and through dlcomm launch:
     its JSON says it broke, interrupted by the signal sent, in which step,
-    with exit_code 3 (mpirun's own code aside: 1)."""
+    with exit_code 3 (mpirun's own code aside: 1). Fixed counts (-n 200: about
+    10 s here) keep it running well past the signal: with --budget 2 it ended
+    in about 2 s, and under a loaded ctest the first check's line, forwarded
+    by mpirun, once came so late that the run finished before the signal."""
     for via, want_rc in (("mpirun", 1), ("launch", 3)):
         name = "sig_%spreflight_SIGTERM" % ("launch_" if via == "launch" else "")
         j = tmp(name + ".json")
         cmd = ([A.bin, "launch"] if via == "launch" else []) + shlex.split(A.mpirun) + \
-            ["-np", "2", A.bin, "preflight", "--no-gpu", "--budget", "2", "--json", j]
+            ["-np", "2", A.bin, "preflight", "--no-gpu", "-n", "200", "--json", j]
         t0 = time.time()
         rc, out, err, first = term_once_checking(cmd)
         problems = []
