@@ -152,8 +152,9 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds);
 /* r->algbw_gbps and r->busbw_gbps from r->t.mean (0 when one rank in place moves nothing). */
 void dl_result_bandwidths(dl_result_t *r);
 
-/* Measures one case. The backend's prepare is called first. On a failure
- * of the backend or the xcomm, returns it (result status set). */
+/* Measures one case, readied first by dl_measure_ready (the backend's
+ * check when checking, else its prepare). On a failure of the backend or
+ * the xcomm, returns it (result status set). */
 dl_status_t dl_measure_case(const dl_backend_ops_t *be, void *bctx, const dl_xcomm_t *x,
                             const dl_measure_opts_t *o, const dl_case_t *c, dl_result_t *out);
 
