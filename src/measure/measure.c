@@ -19,7 +19,7 @@
 
 #define NOISY_MIN_BATCHES 5     /* a spread estimate good enough to give up on */
 #define NOISY_MIN_SHARE 0.25    /* of --budget spent before giving up */
-#define CI_FLOOR_SECONDS 5e-9   /* half the table's last digit (0.01 us): finer shows nothing */
+#define CI_FLOOR_SECONDS 1e-8   /* the table's last digit (0.01 us): finer shows nothing */
 
 const char *const dl_stop_names[DL_STOP_COUNT] = {"ci", "budget", "max-iters", "fixed", "noisy"};
 
@@ -181,10 +181,11 @@ static void bmeans_add(bmeans_t *r, double b, double m)
 static double bmeans_mean(const bmeans_t *r) { return r->b > 0 ? r->bm / r->b : 0; }
 
 /* The CI half-width a mean must reach: --ci-target of it, but never finer
- * than the table's last digit can show (CI_FLOOR_SECONDS). A call that does
- * no GPU work (one rank in place: 0.15 us) otherwise chases 3 ns through
- * host jitter for 100,000 calls; calls that move data (microseconds) never
- * reach the floor. */
+ * than the table's last digit (CI_FLOOR_SECONDS). A call that does no GPU
+ * work (one rank in place: 0.2 us) otherwise chases 4 ns through host
+ * jitter for 100,000 calls; calls that move data (microseconds) never reach
+ * the floor. Half a digit (5 ns) still left a third of an H200's default
+ * one-rank sweep timing such calls, most to --max-iters. */
 static double ci_goal(const dl_measure_opts_t *o, double mean)
 {
     double g = o->ci_target * mean;
