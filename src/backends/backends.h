@@ -176,6 +176,11 @@ typedef struct dl_backend_ops {
     /* Refills, runs once, counts wrong result elements on this rank. */
     dl_status_t (*check)(void *ctx, const dl_case_t *c, uint64_t *wrong);
     void (*fini)(void *ctx);
+    /* A worker's last step: its process exits right after, which releases
+     * the context's memory, threads and device state at once. Only what
+     * other processes wait on is released here (NULL: nothing is; NCCL:
+     * the communicator's finalize, not its destroy). */
+    void (*end)(void *ctx);
     /* Whether the library can run this case at all (NULL: every case); a
      * sweep leaves the others out with a warning naming why. */
     int (*supports)(const dl_case_t *c, char *why, size_t len);

@@ -5,6 +5,7 @@
 #include "engine.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -242,7 +243,11 @@ static dl_status_t serve_case(wk_t *w, served_t *sv, const dl_msg_t *m)
     return reply(w, m->type, DL_ERR_COMM, 1, NULL, 0);
 }
 
-static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_json)
+/* Serves until DONE (*done set) or the supervisor is gone. After DONE the
+ * process exits next: the backend releases only what other processes wait
+ * on (its end), not the whole context (fini), which the exit releases at
+ * once; NCCL's full teardown held each profile's end for up to 0.5 s. */
+static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_json, int *done)
 {
     served_t sv = {.c = c};
     double t0 = dl_now();
@@ -259,6 +264,7 @@ static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_j
             break; /* the supervisor is gone */
         if (m.type == DL_MSG_DONE) {
             dl_msg_free(&m);
+            *done = 1;
             break;
         }
         if (bst != DL_OK)
@@ -276,8 +282,10 @@ static dl_status_t serve(wk_t *w, const dl_wire_config_t *c, const cJSON *opts_j
         if (st != DL_OK)
             break;
     }
-    if (sv.ctx)
+    if (sv.ctx && !*done)
         sv.be->fini(sv.ctx);
+    else if (sv.ctx && sv.be->end)
+        sv.be->end(sv.ctx);
     free(sv.opts);
     return bst;
 }
@@ -301,7 +309,12 @@ int dl_worker_main(int fd)
     w.nranks = c.nranks;
     dl_info("worker rank %d/%d, profile %s, backend %s, pid %ld", c.rank, c.nranks, c.profile,
             c.backend, (long)getpid());
-    st = serve(&w, &c, opts);
+    int done = 0;
+    st = serve(&w, &c, opts, &done);
     cJSON_Delete(opts);
+    if (done) { /* nothing left to release by hand: the exit does it, now */
+        fflush(NULL);
+        _exit(dl_status_exit_code(st));
+    }
     return dl_status_exit_code(st);
 }

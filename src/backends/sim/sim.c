@@ -259,7 +259,8 @@ static const dl_opt_t sim_opts[] = {
     {"sim-nodes", 0, DL_OPT_INT, "0", "N", "sim: nodes to model (0: the system file's)", O(nodes),
      dl_opt_nonneg_long},
     {"sim-teardown", 0, DL_OPT_DOUBLE, "0", "SEC",
-     "sim: how long the communicator's teardown takes (NCCL's proxy thread: up to 0.5 s)",
+     "sim: how long the communicator's full teardown takes (NCCL's destroy: up to 0.5 s); "
+     "a worker at its end skips it, as with NCCL",
      O(teardown_s), nonneg_double},
 };
 #undef O
