@@ -273,7 +273,7 @@ static int sweep_main(int argc, char **argv)
      * any level above SINGLE, which made an 8 B all-reduce 25% slower. The
      * watchdog thread's only MPI call is its last (MPI_Abort). */
     int code = 3;
-    if (dl_mpi_start(&argc, &argv) == DL_OK) {
+    if (dl_job_mpi_start(&((const sweep_opts_t *)set.target)->m, &argc, &argv) == DL_OK) {
         code = sweep_mpi(&set, &sp, &inj, argc - 1, argv + 1);
         MPI_Finalize();
     }

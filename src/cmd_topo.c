@@ -116,7 +116,7 @@ static int topo_main(int argc, char **argv)
     code = 0;
     /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal
      * locking on, which slows the small collectives measured here. */
-    if (dl_mpi_start(&argc, &argv) != DL_OK)
+    if (dl_mpi_start(&argc, &argv, 1) != DL_OK)
         return 3;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     cJSON *hosts = dl_sys_topo_job(MPI_COMM_WORLD);

@@ -271,7 +271,7 @@ static int run_measured(const dl_tune_t *t, const dl_optset_t *set, int argc, ch
         dl_log_set_quiet(1);
         /* SINGLE, as sweep: any higher level turns Open MPI 4.1's internal locking on. */
         code = 3;
-        if (dl_mpi_start(&argc, &argv) == DL_OK) {
+        if (dl_job_mpi_start(&o->m, &argc, &argv) == DL_OK) {
             code = measure(t, set, &plan, &inj, argc, argv);
             MPI_Finalize();
         }

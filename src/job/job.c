@@ -9,6 +9,7 @@
 #include "../sys/gpus.h"
 #include "../sys/launch.h"
 #include "../sys/lastwords.h"
+#include "../sys/mpistart.h"
 #include "../sys/sys.h"
 
 const char *dl_job_pos_long(const void *f)
@@ -21,6 +22,13 @@ const char *dl_job_fraction(const void *f)
     double v = *(const double *)f;
     return v >= 0 && v < 1 ? NULL
                            : "must be at least 0 and below 1 (e.g. 0.01 for 1%; 0: no CI stop)";
+}
+
+dl_status_t dl_job_mpi_start(const dl_job_opts_t *o, int *argc, char ***argv)
+{
+    char chose[512];
+    const dl_backend_ops_t *be = dl_backend_choose(o->backend, 0, chose, sizeof(chose));
+    return dl_mpi_start(argc, argv, be && dl_backend_has(be, DL_CAP_WORKER));
 }
 
 dl_status_t dl_job_timing(const dl_job_opts_t *o, dl_measure_opts_t *mo)

@@ -87,6 +87,9 @@ const char *dl_job_fraction(const void *f);
 
 /* The timing rows as the loop takes them; min > max is bad usage. */
 dl_status_t dl_job_timing(const dl_job_opts_t *o, dl_measure_opts_t *mo);
+/* MPI's start for a job (dl_mpi_start): control only when the backend
+ * o->backend names (or auto finds here) runs in workers. */
+dl_status_t dl_job_mpi_start(const dl_job_opts_t *o, int *argc, char ***argv);
 
 /* ---- the job ---- */
 

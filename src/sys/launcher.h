@@ -13,5 +13,9 @@ int dl_launcher_rank(void);
 int dl_launcher_size(void);
 /* Rank 0, or a process no launcher started. */
 int dl_launcher_is_rank0(void);
+/* 1 when every rank of the job is on this machine, as the launcher says:
+ * Open MPI's local size equal to its size, a Slurm step of one node, or a
+ * process no launcher started; 0 when it says otherwise or nothing. */
+int dl_launcher_one_node(void);
 
 #endif

@@ -9,7 +9,9 @@
 
 #include "../util/util.h"
 
-dl_status_t dl_mpi_start(int *argc, char ***argv);
+/* control_only: MPI carries dlcomm's own messages only (a worker backend's
+ * supervisors), not the measured data. */
+dl_status_t dl_mpi_start(int *argc, char ***argv, int control_only);
 /* Raises the soft limit on open files where the hard one allows; DL_OK
  * when as many as MPI needs may be open, else one line saying so. For
  * `dlcomm launch` too: under too few, mpirun itself hung. */

@@ -1,6 +1,6 @@
 # The worker engine with the sim backend: real mpirun, real worker
 # processes, faults injected on purpose. ctest names start with engine_.
-set(DL_ENGINE_CASES profiles relay hang crash error sigterm bad_profile applies_when transports shipped mpi_profiles slow inject_bounds rooted_agg straggler_mpi straggler_sim profile_end)
+set(DL_ENGINE_CASES profiles relay hang crash error sigterm bad_profile applies_when transports shipped mpi_profiles slow inject_bounds rooted_agg straggler_mpi straggler_sim profile_end control_pml)
 foreach(case ${DL_ENGINE_CASES})
   add_test(NAME engine_${case}
            COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/engine_test.py ${case} ${DL_BIN} ${DL_MPIRUN})
