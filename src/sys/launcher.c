@@ -39,14 +39,13 @@ int dl_launcher_is_rank0(void)
     return dl_launcher_rank() <= 0;
 }
 
+/* env_count of one variable. */
+static int env_int(const char *var) { return env_count(&var, 1); }
+
 int dl_launcher_one_node(void)
 {
-    static const char *const size[] = {"OMPI_COMM_WORLD_SIZE"}, *const local[] = {
-        "OMPI_COMM_WORLD_LOCAL_SIZE"}, *const nodes[] = {"SLURM_STEP_NUM_NODES"};
-    int n = env_count(size, 1);
+    int n = env_int("OMPI_COMM_WORLD_SIZE");
     if (n > 0)
-        return env_count(local, 1) == n;
-    if (dl_launcher_rank() < 0)
-        return 1;
-    return env_count(nodes, 1) == 1;
+        return env_int("OMPI_COMM_WORLD_LOCAL_SIZE") == n;
+    return dl_launcher_rank() < 0 || env_int("SLURM_STEP_NUM_NODES") == 1;
 }

@@ -190,18 +190,33 @@ static void launcher_rank(void **state)
     (void)state;
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
                                        "PMI_RANK", "PMI_SIZE", "SLURM_PROCID",
-                                       "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"};
+                                       "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
+                                       "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_STEP_NUM_NODES"};
     for (size_t i = 0; i < DL_ARRAY_SIZE(vars); i++)
         unsetenv(vars[i]);
     assert_int_equal(dl_launcher_rank(), -1); /* no launcher: a process of its own */
     assert_int_equal(dl_launcher_size(), 1);
     assert_true(dl_launcher_is_rank0());
+    assert_true(dl_launcher_one_node());
     setenv("SLURM_PROCID", "3", 1); /* srun */
     setenv("SLURM_STEP_NUM_TASKS", "4", 1);
     setenv("SLURM_NTASKS", "8", 1);
     assert_int_equal(dl_launcher_rank(), 3);
     assert_int_equal(dl_launcher_size(), 4);
     assert_false(dl_launcher_is_rank0());
+    assert_false(dl_launcher_one_node()); /* a step that does not say its nodes */
+    setenv("SLURM_STEP_NUM_NODES", "1", 1);
+    assert_true(dl_launcher_one_node());
+    setenv("SLURM_STEP_NUM_NODES", "2", 1);
+    assert_false(dl_launcher_one_node());
+    setenv("OMPI_COMM_WORLD_SIZE", "4", 1); /* mpirun: its local size decides */
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4", 1);
+    assert_true(dl_launcher_one_node());
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1); /* two nodes of two */
+    assert_false(dl_launcher_one_node());
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    unsetenv("SLURM_STEP_NUM_NODES");
     setenv("PMIX_RANK", "0", 1); /* PMIx names the rank first */
     assert_true(dl_launcher_is_rank0());
     setenv("OMPI_COMM_WORLD_RANK", "2", 1); /* mpirun inside a Slurm batch step */
