@@ -27,14 +27,14 @@ class Ctx:
         self.dir = tempfile.mkdtemp(prefix="dlcomm-engine-%s-" % case)
         self.out = os.path.join(self.dir, "run")
 
-    def cmd(self, np_, args):
-        return self.mpirun + ["-np", str(np_), self.dlcomm, "sweep", "--backend", "sim",
+    def cmd(self, np_, args, backend="sim"):
+        return self.mpirun + ["-np", str(np_), self.dlcomm, "sweep", "--backend", backend,
                               "--out", self.out] + args
 
-    def sweep(self, np_, args, env=None, expect=0):
+    def sweep(self, np_, args, env=None, expect=0, backend="sim"):
         e = dict(os.environ)
         e.update(env or {})
-        cmd = self.cmd(np_, args)
+        cmd = self.cmd(np_, args, backend)
         if env:  # mpirun passes variables on only when told
             for k in env:
                 cmd[len(self.mpirun):len(self.mpirun)] = ["-x", k]
@@ -225,12 +225,7 @@ def case_slow(c):
 
 def straggler_run(c, backend, rank, args):
     """A 4-rank sweep with DLCOMM_INJECT=slow:RANK; returns run.json and stdout."""
-    cmd = c.mpirun + ["-np", "4", "-x", "DLCOMM_INJECT", c.dlcomm, "sweep", "--backend", backend,
-                      "--out", c.out] + args
-    env = dict(os.environ, DLCOMM_INJECT="slow:%d" % rank)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, "%s with slow:%d: exit %d\n%s" % (backend, rank, p.returncode,
-                                                              p.stderr[-2000:]))
+    p = c.sweep(4, args, env={"DLCOMM_INJECT": "slow:%d" % rank}, backend=backend)
     return c.run_json(), p.stdout
 
 
@@ -430,10 +425,7 @@ def case_control_pml(c):
     env = c.run_json().get("environment", {})
     check(env.get("OMPI_MCA_pml") == "^cm", "the user's pml became %r" % env.get("OMPI_MCA_pml"))
     shutil.rmtree(c.out)
-    cmd = c.mpirun + ["-np", "2", c.dlcomm, "sweep", "--backend", "mpi", "--out", c.out, "-c",
-                      "allreduce", "-b", "8", "-e", "8", "-n", "5", "-q"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, "mpi: exit %d %s" % (p.returncode, p.stderr[-2000:]))
+    c.sweep(2, ["-c", "allreduce", "-b", "8", "-e", "8", "-n", "5", "-q"], backend="mpi")
     env = c.run_json().get("environment", {})
     check("OMPI_MCA_pml" not in env, "mpi backend: OMPI_MCA_pml set to %r" % env.get("OMPI_MCA_pml"))
 
