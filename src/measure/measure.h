@@ -89,18 +89,20 @@ typedef struct {
 } dl_result_t;
 
 /* Why a row's timing ended: its CI target met, the budget spent first,
- * max-iters reached first, a fixed count (-n), or the spread measured on
+ * max-iters reached first, a fixed count (-n), the spread measured on
  * a quarter of the budget predicting that the whole budget would not meet
- * the CI target (noisy). */
+ * the CI target (noisy), or a call that moves nothing (no-op: one rank in
+ * place) timed over the first batches only. */
 typedef enum {
     DL_STOP_CI,
     DL_STOP_BUDGET,
     DL_STOP_MAX_ITERS,
     DL_STOP_FIXED,
     DL_STOP_NOISY,
+    DL_STOP_NO_OP,
     DL_STOP_COUNT
 } dl_stop_t;
-/* "ci", "budget", "max-iters", "fixed", "noisy" */
+/* "ci", "budget", "max-iters", "fixed", "noisy", "no-op" */
 extern const char *const dl_stop_names[DL_STOP_COUNT];
 
 void dl_result_free(dl_result_t *r);
@@ -149,7 +151,11 @@ void dl_rank_tally_free(dl_rank_tally_t *t);
 /* Bandwidths in GB/s (1e9 bytes/s) from a size and a time. */
 double dl_algbw(uint64_t bytes, double seconds);
 double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds);
-/* r->algbw_gbps and r->busbw_gbps from r->t.mean (0 when one rank in place moves nothing). */
+/* Whether the row's call moves nothing: one rank (of its group) in place,
+ * where the library returns at once. Its bandwidths are 0 and its timing
+ * ends after the first batches (stop "no-op"). */
+int dl_result_moves_nothing(const dl_result_t *r);
+/* r->algbw_gbps and r->busbw_gbps from r->t.mean (0 when the call moves nothing). */
 void dl_result_bandwidths(dl_result_t *r);
 
 /* Measures one case, readied first by dl_measure_ready (the backend's

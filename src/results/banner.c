@@ -96,7 +96,8 @@ void dl_banner_header(FILE *f, const cJSON *run, int legend)
                    "call, algorithm/protocol/channels (NCCL: its profiler; sim: the model), "
                    "- = not known, * = the ranks differed; stop = why timing ended: ci (the CI "
                    "target met), budget (--budget spent first), noisy (the spread on a quarter of "
-                   "--budget predicted no convergence within it), max-iters, fixed (-n)\n");
+                   "--budget predicted no convergence within it), max-iters, fixed (-n), no-op "
+                   "(one rank in place moves nothing: timed over the first batches only)\n");
     fflush(f);
 }
 

@@ -135,7 +135,7 @@ def case_columns():
     if len(shown) != len(rows):
         fail(f"{len(shown)} table rows, run.json {len(rows)}")
     for t, r in zip(shown, rows):
-        if t[6] != r["stop"] or r["stop"] not in ("ci", "budget", "max-iters", "fixed", "noisy"):
+        if t[6] != r["stop"] or r["stop"] not in ("ci", "budget", "max-iters", "fixed", "noisy", "no-op"):
             fail(f"row {t}: stop {t[6]!r}, run.json {r['stop']!r}")
         if r["converged"] != (r["stop"] == "ci"):
             fail(f"row {t}: converged {r['converged']} but stop {r['stop']}")

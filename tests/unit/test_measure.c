@@ -14,6 +14,7 @@ typedef struct {
     double per_call; /* seconds */
     double cv;       /* relative spread of one call's time */
     int unit_calls;  /* calls per timed unit, as a graph replay */
+    int bus_ranks;   /* the ranks the call spans (0: the communicator's) */
     double overhead; /* seconds a call costs more when timed one by one (an event) */
     double batch_cv; /* relative spread of a whole batch (host jitter hits a batch) */
     unsigned long long rng;
@@ -80,22 +81,30 @@ static dl_status_t one_sum(void *a, uint64_t *v, size_t n) { (void)a; (void)v; (
 static dl_status_t one_gather(void *a, double v, double *out) { (void)a; out[0] = v; return DL_OK; }
 
 /* Its calls per timed unit, as a graph replay: a trait, as nccl's -G is. */
-static void f_traits(void *ctx, dl_backend_traits_t *t) { t->unit_calls = ((fake_t *)ctx)->unit_calls; }
+static void f_traits(void *ctx, dl_backend_traits_t *t)
+{
+    t->unit_calls = ((fake_t *)ctx)->unit_calls;
+    t->bus_ranks = ((fake_t *)ctx)->bus_ranks;
+}
 
 static const dl_backend_ops_t fake_ops = {.name = "fake", .caps = DL_CAP_MODELLED,
                                           .prepare = f_prepare, .run = f_run, .check = f_check,
                                           .traits = f_traits};
 
-static dl_result_t measure_with(fake_t *f, const dl_measure_opts_t *o)
+static dl_result_t measure_at(fake_t *f, const dl_measure_opts_t *o, dl_place_t place)
 {
     dl_xcomm_t x = {.max_doubles = one_max, .sum_u64 = one_sum, .gather_double = one_gather,
                     .rank = 0, .nranks = 1};
     dl_case_t c;
     dl_result_t r;
-    dl_case_init(&c, dl_colls[DL_COLL_ALLREDUCE], DL_DT_FLOAT32, DL_OP_SUM, DL_PLACE_OUT, 0, 1024,
-                 1, 0);
+    dl_case_init(&c, dl_colls[DL_COLL_ALLREDUCE], DL_DT_FLOAT32, DL_OP_SUM, place, 0, 1024, 1, 0);
     assert_int_equal(dl_measure_case(&fake_ops, f, &x, o, &c, &r), DL_OK);
     return r;
+}
+
+static dl_result_t measure_with(fake_t *f, const dl_measure_opts_t *o)
+{
+    return measure_at(f, o, DL_PLACE_OUT);
 }
 
 /* The defaults' shape: adaptive to a 1% interval within the budget. */
@@ -116,6 +125,38 @@ static void quiet_stops_after_first_batch(void **state)
     assert_true(r.converged);
     assert_int_equal(f.batches, 1 + 3); /* the warm-up, then three batches */
     assert_true(r.t.n <= 160);          /* three times about 0.5 ms of 10 us calls */
+    dl_result_free(&r);
+}
+
+/* One rank in place moves nothing (the library returns at once): its first
+ * three batches measure the call's own cost, and the row stops there
+ * (no-op), however far its interval is from the target; the same call
+ * spanning two ranks still runs to its target. */
+static void one_rank_in_place_stops_as_no_op(void **state)
+{
+    (void)state;
+    fake_t f = {.per_call = 0.2e-6, .cv = 0.5, .batch_cv = 0.2, .rng = 3};
+    dl_measure_opts_t o = {.warmup = 5, .ci_target = 0.02, .budget_s = 0.1, .min_iters = 5,
+                           .max_iters = 100000, .check = 1};
+    dl_result_t r = measure_at(&f, &o, DL_PLACE_IN);
+    assert_int_equal(r.stop, DL_STOP_NO_OP);
+    assert_true(r.converged);
+    assert_int_equal(f.batches, 1 + 3); /* the warm-up, then three batches */
+    assert_true(r.t.ci95 > 0.02 * r.t.mean); /* stopped short of the target, by design */
+    assert_true(r.algbw_gbps == 0 && r.busbw_gbps == 0);
+    dl_result_free(&r);
+
+    fake_t g = {.per_call = 0.2e-6, .cv = 0.5, .batch_cv = 0.2, .rng = 3, .bus_ranks = 2};
+    r = measure_at(&g, &o, DL_PLACE_IN);
+    assert_int_not_equal(r.stop, DL_STOP_NO_OP);
+    assert_true(g.batches > 1 + 3);
+    dl_result_free(&r);
+
+    fake_t h = {.per_call = 0.2e-6, .cv = 0.5, .batch_cv = 0.2, .rng = 3};
+    o.iters = 50; /* a fixed count is kept */
+    r = measure_at(&h, &o, DL_PLACE_IN);
+    assert_int_equal(r.stop, DL_STOP_FIXED);
+    assert_int_equal((int)r.t.n, 50);
     dl_result_free(&r);
 }
 
@@ -343,6 +384,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quiet_stops_after_first_batch),
         cmocka_unit_test(noisy_stops_near_its_need),
+        cmocka_unit_test(one_rank_in_place_stops_as_no_op),
         cmocka_unit_test(graph_units_planned_in_device_time),
         cmocka_unit_test(case_filled_once),
         cmocka_unit_test(fixed_count_is_exact),
