@@ -137,7 +137,7 @@ def case_columns():
     for t, r in zip(shown, rows):
         if t[6] != r["stop"] or r["stop"] not in ("ci", "budget", "max-iters", "fixed", "noisy", "no-op"):
             fail(f"row {t}: stop {t[6]!r}, run.json {r['stop']!r}")
-        if r["converged"] != (r["stop"] == "ci"):
+        if r["converged"] != (r["stop"] in ("ci", "no-op")):
             fail(f"row {t}: converged {r['converged']} but stop {r['stop']}")
     if any(t[7] != "-" or "algo" in r for t, r in zip(shown, rows)):
         fail(f"mpi says nothing of a choice, yet rows show one: {shown[:2]}")
@@ -163,6 +163,20 @@ def case_columns():
     p = sweep(2, ["-c", "allreduce", "-b", "8", "-e", "64", "-n", "5", "-q", "--out", fixed])
     if {r["stop"] for r in load(fixed)["profiles"][0]["results"]} != {"fixed"}:
         fail("-n rows do not say fixed")
+    # One rank in place moves nothing: timed over its first batches only, said
+    # in the table and run.json, converged; out of place runs to its target.
+    one = fresh("columns-one")
+    p = sweep(1, ["-c", "allreduce,broadcast", "-b", "8", "-e", "4K", "-f", "8", "--out", one])
+    rows = load(one)["profiles"][0]["results"]
+    shown = table_rows(p.stdout)
+    for t, r in zip(shown, rows):
+        inplace = r["placement"] == "in"
+        if (r["stop"] == "no-op") != inplace or t[6] != r["stop"] or not r["converged"] and inplace:
+            fail(f"one rank, {r['placement']}-place row {t}: stop {r['stop']}, converged {r['converged']}")
+        if inplace and (r["algbw_gbps"] != 0 or r["iterations"] < 5):
+            fail(f"one rank in place: algbw {r['algbw_gbps']}, {r['iterations']} calls")
+    if "no-op (one rank in place" not in p.stdout:
+        fail("the table's legend does not say what no-op means")
 
 
 def ref_headers():
