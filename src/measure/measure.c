@@ -38,6 +38,11 @@ void dl_case_init(dl_case_t *c, const dl_coll_t *coll, dl_dtype_t dt, dl_op_t op
     c->counts.requested = bytes;
 }
 
+int dl_result_moves_nothing(const dl_result_t *r)
+{
+    return r->bus_ranks == 1 && r->c.place == DL_PLACE_IN;
+}
+
 double dl_algbw(uint64_t bytes, double seconds)
 {
     return seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
@@ -52,11 +57,6 @@ double dl_busbw(const dl_coll_t *c, int nranks, uint64_t bytes, double seconds)
  * (the library returns at once): a size over a call's own cost is not a
  * bandwidth (9 PB/s "peaks"), so both are 0, as busbw already is for the
  * collectives whose factor is 0 on one rank. */
-int dl_result_moves_nothing(const dl_result_t *r)
-{
-    return r->bus_ranks == 1 && r->c.place == DL_PLACE_IN;
-}
-
 void dl_result_bandwidths(dl_result_t *r)
 {
     int none = dl_result_moves_nothing(r);
