@@ -187,11 +187,11 @@ static void bmeans_add(bmeans_t *r, double b, double m)
 static double bmeans_mean(const bmeans_t *r) { return r->b > 0 ? r->bm / r->b : 0; }
 
 /* The CI half-width a mean must reach: --ci-target of it, but never finer
- * than the table's last digit (CI_FLOOR_SECONDS). A call that does no GPU
- * work (one rank in place: 0.2 us) otherwise chases 4 ns through host
- * jitter for 100,000 calls; calls that move data (microseconds) never reach
- * the floor. Half a digit (5 ns) still left a third of an H200's default
- * one-rank sweep timing such calls, most to --max-iters. */
+ * than the table's last digit (CI_FLOOR_SECONDS). A sub-microsecond call
+ * (the mpi backend's on one host) otherwise chases nanoseconds through host
+ * jitter to --max-iters; GPU calls that move data (microseconds) never
+ * reach the floor. One rank in place, which moves nothing, no longer
+ * chases anything: it stops as no-op (adaptive_done). */
 static double ci_goal(const dl_measure_opts_t *o, double mean)
 {
     double g = o->ci_target * mean;

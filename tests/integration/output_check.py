@@ -171,7 +171,7 @@ def case_columns():
     shown = table_rows(p.stdout)
     for t, r in zip(shown, rows):
         inplace = r["placement"] == "in"
-        if (r["stop"] == "no-op") != inplace or t[6] != r["stop"] or not r["converged"] and inplace:
+        if (r["stop"] == "no-op") != inplace or t[6] != r["stop"] or (inplace and not r["converged"]):
             fail(f"one rank, {r['placement']}-place row {t}: stop {r['stop']}, converged {r['converged']}")
         if inplace and (r["algbw_gbps"] != 0 or r["iterations"] < 5):
             fail(f"one rank in place: algbw {r['algbw_gbps']}, {r['iterations']} calls")
