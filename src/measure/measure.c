@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A batch long enough that the between-batch reduction is noise, short
- * enough that the adaptive stop reacts within a few milliseconds. The
- * first batch is shorter: a quiet case has its answer by then. */
+/* A batch long enough that the between-batch reduction is noise, and that
+ * a batch mean spans the host's drift (on an H100, launch-bound calls' mean
+ * drifts over about 4 ms: shorter batches would narrow the interval without
+ * knowing more; results/reference/h200-multirank/); short enough that the
+ * adaptive stop reacts within a few milliseconds. The first batches are
+ * shorter: a quiet case has its answer by then. */
 #define BATCH_SECONDS 0.005
 #define FIRST_BATCH_SECONDS 0.0005
 #define BATCH_MAX 10000
