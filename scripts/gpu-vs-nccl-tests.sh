@@ -10,6 +10,9 @@
 #      the same sweep with nccl-tests' fixed counts (-w 5 -n 20: wall only);
 #   3. one rank entering each call late (DLCOMM_INJECT=slow:0) and the same
 #      sweep unfaulted: each row's rank_late_us and stragglers, side by side.
+# DL_ARGS (word-split) is added to every dlcomm sweep of step 2, e.g.
+# DL_ARGS="--ci-target 0.03" to measure another stop rule against the same
+# nccl-tests rounds.
 # Writes to $OUT (default /tmp/dlcomm-vs): side-by-side.txt (the table, the
 # goal's verdicts, both tools' wall times), side-by-side.json, straggler.txt,
 # host.txt and raw.tgz (every output). Exit 3 when a step broke.
@@ -19,6 +22,7 @@ BUILD=${BUILD:-build-gpu}
 BIN=$BUILD/dlcomm
 NT_TAR=${NT_TAR:-.deps/nccl-tests.tar.gz}
 NT=${NT:-/tmp/nccl-tests-src}
+DL_ARGS=${DL_ARGS:-}
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export NCCL_NVLS_ENABLE=0
 root=""
@@ -70,11 +74,11 @@ for i in 1 2 3; do
     timed nccl-tests "$i" "$RAW/nt-$b-$i.txt" "$NT/build/${b}_perf" -b 8 -e 4G -f 2 -g 1
   done
   timed dlcomm-default "$i" "$RAW/dld-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
-    -c allreduce,allgather,broadcast -b 8 -e 4G --out "$RAW/dld-$i"
+    -c allreduce,allgather,broadcast -b 8 -e 4G $DL_ARGS --out "$RAW/dld-$i"
   timed dlcomm "$i" "$RAW/dl-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
-    -c allreduce,allgather,broadcast -b 8 -e 4G --placement out --out "$RAW/dl-$i"
+    -c allreduce,allgather,broadcast -b 8 -e 4G --placement out $DL_ARGS --out "$RAW/dl-$i"
   timed dlcomm-fixed "$i" "$RAW/dlf-$i.out" $MPI -x NCCL_NVLS_ENABLE $BIN sweep --backend nccl \
-    -c allreduce,allgather,broadcast -b 8 -e 4G --placement out -w 5 -n 20 --out "$RAW/dlf-$i"
+    -c allreduce,allgather,broadcast -b 8 -e 4G --placement out -w 5 -n 20 $DL_ARGS --out "$RAW/dlf-$i"
 done
 
 echo "== a rank entering each call late (slow:0), and unfaulted"
